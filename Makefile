@@ -1,0 +1,32 @@
+# The two commands of the README: `make app` (set up, then open the explorer) and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+
+.PHONY: app test setup setup-test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# A stamp per requirements file, so a second `make app` starts at once.
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
+	$(BIN)/python -m pip install -q -r requirements-test.txt
+	touch $@
+
+setup: $(VENV)/.installed
+setup-test: $(VENV)/.installed-test
+
+app: setup
+	$(BIN)/python -m streamlit run app/streamlit_app.py --server.port $(PORT) \
+		--server.headless true --browser.gatherUsageStats false
+
+# pytest's exit code 5 (no tests collected) counts as a failure, like any other non-zero code.
+test: setup-test
+	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc

@@ -1,0 +1,109 @@
+"""ELMo Explorer: entry point. ``streamlit run app/streamlit_app.py``
+
+Sets up the page, the navigation (Explorer; Layers when ``app/pages/layers.py`` exists) and the shared
+sidebar model panel. Configuration is read from environment variables, see ``app/resources.py``.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # `streamlit run` puts app/ on sys.path, not the repository root
+    sys.path.insert(0, str(HERE.parent))
+
+import streamlit as st  # noqa: E402
+
+from app import resources  # noqa: E402
+
+st.set_page_config(page_title="ELMo Explorer", page_icon=":material/scatter_plot:", layout="wide")
+resources.umap_warm_up()  # once per server process, in the background
+
+pages = [st.Page(HERE / "pages" / "explorer.py", title="Explorer", icon=":material/scatter_plot:", default=True)]
+if (HERE / "pages" / "layers.py").exists():
+    pages.append(st.Page(HERE / "pages" / "layers.py", title="Layers", icon=":material/layers:"))
+navigation = st.navigation(pages)
+
+
+def _load_uploaded(options_file, weights_file) -> None:
+    previous, _ = resources.current_model(st.session_state.get("model_key"))
+    if options_file is None or weights_file is None:
+        st.sidebar.error("Upload both files: options.json and the weights (.hdf5, or .safetensors for our format).")
+        return
+    try:
+        with st.spinner("Loading your model…"):
+            model = resources.load_uploaded_model(options_file.getvalue(), weights_file.getvalue(), weights_file.name)
+    except Exception as err:  # any bad file: say what is wrong, keep the model we had
+        st.sidebar.error(f"Could not load this model: {err}\n\nStill using **{previous.embedder.name}**.")
+        return
+    st.session_state["model_key"] = model.key
+    st.sidebar.success(f"Loaded {model.embedder.name}.")
+
+
+def _load_server(options_path: str, weights_path: str) -> None:
+    previous, _ = resources.current_model(st.session_state.get("model_key"))
+    try:
+        with st.spinner("Loading the model…"):
+            model = resources.load_server_model(options_path.strip(), weights_path.strip())
+    except Exception as err:
+        st.sidebar.error(f"Could not load this model: {err}\n\nStill using **{previous.embedder.name}**.")
+        return
+    st.session_state["model_key"] = model.key
+    st.sidebar.success(f"Loaded {model.embedder.name}.")
+
+
+def model_panel():
+    """Sidebar: which model, its size and device, the last run's timings, and loading another model."""
+    with st.sidebar:
+        st.header("Model")
+        try:
+            model, note = resources.current_model(st.session_state.get("model_key"))
+        except Exception as err:
+            st.error(f"No model could be loaded: {err}")
+            st.stop()
+        if model.warning:
+            st.warning(model.warning)
+        if note:
+            st.info(note)
+        e = model.embedder
+        st.markdown(f"**{e.name}**  \n{model.source}")
+        c1, c2 = st.columns(2)
+        c1.metric("parameters", f"{e.num_parameters / 1e6:.1f} M" if e.num_parameters >= 1e6 else f"{e.num_parameters:,}")
+        c2.metric("layers × dim", f"{e.num_layers} × {e.dim}")
+        st.caption(f"Device: {resources.device_description(e)}")
+        timing_slot = st.empty()  # filled after the page ran, with this run's timings
+
+        with st.expander("Load your own ELMo"):
+            st.caption("The published models' options.json + weights.hdf5 (e.g. Small or Original), or our "
+                       "format (options.json + model.safetensors). A file that does not load leaves the current "
+                       "model in place.")
+            opts = st.file_uploader("options.json", type=["json"], key="upload_options")
+            weights = st.file_uploader("weights", type=["hdf5", "h5", "safetensors"], key="upload_weights")
+            if st.button("Load uploaded model", key="load_uploaded"):
+                _load_uploaded(opts, weights)
+            if resources.allow_server_paths():
+                st.divider()
+                opath = st.text_input("options.json path on the server", key="server_options")
+                wpath = st.text_input("weights path on the server", key="server_weights")
+                if st.button("Load from server paths", key="load_server"):
+                    _load_server(opath, wpath)
+            else:
+                st.caption("Loading from paths on the server is disabled "
+                           "(set ELMO_EXPLORER_ALLOW_SERVER_PATHS=1 to enable).")
+            if st.session_state.get("model_key") not in (None, resources.startup_model().key):
+                if st.button("Back to the startup model", key="model_reset"):
+                    st.session_state["model_key"] = None
+                    st.rerun()
+
+        warm = resources.umap_warm_up()
+        if warm.state == "warming":
+            st.caption("UMAP is compiling in the background (first start only); maps use PCA until it is ready.")
+        elif warm.state == "failed":
+            st.caption(f"UMAP is unavailable ({warm.error}); maps use PCA or t-SNE.")
+    return timing_slot
+
+
+timing_slot = model_panel()
+navigation.run()
+if st.session_state.get("_timings"):
+    timing_slot.caption(st.session_state["_timings"])

@@ -1,0 +1,75 @@
+"""Embedder API: shapes, order, stateless invariance, stateful bookkeeping, bad input."""
+import numpy as np
+import pytest
+
+from elmo_core import Embedder
+
+SENT = ["The", "bank", "raised", "its", "interest", "rates", "."]
+OTHERS = [["A"], ["We", "sat", "on", "the", "river", "bank", "watching", "the", "boats", "go", "by", "."], ["x"] * 30]
+
+
+def test_shapes_and_order(tiny_embedder):
+    batch = [["a", "b"], ["c"], ["d", "e", "f"]]
+    out = tiny_embedder.embed_batch(batch, batch_size=2)
+    assert [o.shape for o in out] == [(3, 2, 32), (3, 1, 32), (3, 3, 32)]
+    assert all(o.dtype == np.float32 for o in out)
+    for sent, arr in zip(batch, out):  # input order kept although batches are sorted by length
+        np.testing.assert_allclose(arr, tiny_embedder.embed_sentence(sent), atol=1e-6, rtol=0)
+
+
+def test_repeated_calls_are_bitwise_identical(tiny_embedder):
+    batch = [SENT, *OTHERS]
+    for x, y in zip(tiny_embedder.embed_batch(batch), tiny_embedder.embed_batch(batch)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_empty_sentence_and_empty_batch(tiny_embedder):
+    assert tiny_embedder.embed_sentence([]).shape == (3, 0, 32)
+    assert tiny_embedder.embed_batch([]) == []
+    out = tiny_embedder.embed_batch([[], ["a"], []])
+    assert [o.shape for o in out] == [(3, 0, 32), (3, 1, 32), (3, 0, 32)]
+
+
+def test_stateless_vectors_do_not_depend_on_batch_or_history(tiny_embedder):
+    alone = tiny_embedder.embed_sentence(SENT)
+    in_batch = tiny_embedder.embed_batch([OTHERS[1], SENT, OTHERS[2]])[1]
+    tiny_embedder.embed_batch(OTHERS * 5, batch_size=7)
+    after_calls = tiny_embedder.embed_batch([OTHERS[0], SENT], batch_size=1)[1]
+    np.testing.assert_allclose(in_batch, alone, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(after_calls, alone, atol=1e-6, rtol=0)
+
+
+def test_stateful_depends_on_history_and_reset_restores(allennlp_files):
+    e = Embedder.from_elmo_files(*allennlp_files, device="cpu", stateful=True)
+    first = e.embed_sentence(SENT)
+    second = e.embed_sentence(SENT)
+    assert np.abs(first - second).max() > 1e-4  # the carried state changes the vectors
+    e.reset_states()
+    np.testing.assert_array_equal(e.embed_sentence(SENT), first)
+
+
+def test_stateful_smaller_batch_keeps_other_rows(allennlp_files):
+    """bilm-tf test: after batches of 3, a batch of 2 leaves state row 2 untouched."""
+    e = Embedder.from_elmo_files(*allennlp_files, device="cpu", stateful=True)
+    e.embed_batch([SENT, OTHERS[1], OTHERS[0]])
+    row2 = [h[:, 2].clone() for h in e._state.h]
+    e.embed_batch([SENT, SENT])
+    for before, after in zip(row2, e._state.h):
+        assert (before == after[:, 2]).all()
+
+
+def test_raw_string_raises(tiny_embedder):
+    with pytest.raises(TypeError, match="list of tokens"):
+        tiny_embedder.embed_sentence("The cat sat")
+    with pytest.raises(TypeError):
+        tiny_embedder.embed_batch("The cat sat")
+
+
+def test_unicode_and_long_tokens(tiny_embedder):
+    out = tiny_embedder.embed_sentence(["naïve", "😀", "東京", "x" * 60])
+    assert out.shape == (3, 4, 32) and np.isfinite(out).all()
+
+
+def test_cpu_and_bad_device(allennlp_files):
+    with pytest.raises(ValueError):
+        Embedder.from_elmo_files(*allennlp_files, device="cpu", dtype="float16")

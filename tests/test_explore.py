@@ -1,0 +1,379 @@
+"""Tests of the explorer's logic (app/explore.py, app/figures.py, app/examples.py) without Streamlit.
+
+Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
+Procrustes) on small arrays built for the purpose.
+"""
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from app import explore as ex  # noqa: E402
+from app.examples import EXAMPLE_SETS, find_example  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
+
+
+def split(text: str) -> list[str]:
+    return text.split()
+
+
+# ---- input parsing ------------------------------------------------------------------------------------------
+def test_parse_labels_and_tokens():
+    parsed = ex.parse_input("[river] We sat on the bank .\n\n  plain line here \n[ money ]I went to the bank",
+                            tokenizer=split)
+    assert [ln.label for ln in parsed.lines] == ["river", None, "money"]
+    assert parsed.lines[0].tokens == ("We", "sat", "on", "the", "bank", ".")
+    assert parsed.lines[0].text == "We sat on the bank ."
+    assert parsed.lines[2].tokens == ("I", "went", "to", "the", "bank")
+    assert parsed.notes == []
+
+
+def test_parse_label_edge_cases():
+    assert ex.parse_label("[] no label") == (None, "no label")
+    assert ex.parse_label("[a b]  x") == ("a b", "x")
+    assert ex.parse_label("not [a] label") == (None, "not [a] label")
+    parsed = ex.parse_input("[lonely]\n[x] ok", tokenizer=split)
+    assert len(parsed.lines) == 1 and "label but no sentence" in parsed.notes[0]
+
+
+def test_parse_caps_lines_tokens_and_long_tokens():
+    text = "\n".join(f"line {i}" for i in range(1200))
+    parsed = ex.parse_input(text, tokenizer=split, max_lines=500)
+    assert len(parsed.lines) == 500
+    assert parsed.lines[-1].tokens == ("line", "499")
+    assert "first 500 of 1200" in parsed.notes[0]
+
+    long = ex.parse_input(" ".join(["w"] * 150), tokenizer=split)
+    assert len(long.lines[0].tokens) == ex.MAX_TOKENS_PER_LINE
+    assert any("longer than 100 tokens" in n for n in long.notes)
+
+    sixty = ex.parse_input("a " + "x" * 60 + " b", tokenizer=split)
+    assert sixty.lines[0].tokens[1] == "x" * 60  # kept; the char-CNN truncates it itself
+    assert any("48 UTF-8 bytes" in n for n in sixty.notes)
+    # 13 emoji = 52 bytes: also over the byte limit although only 13 characters
+    assert any("48 UTF-8 bytes" in n for n in ex.parse_input("😀" * 13, tokenizer=split).notes)
+
+
+def test_parse_with_moses_tokenizer_non_latin_and_emoji():
+    parsed = ex.parse_input("[x] Don't go to the bank 😀.\nПривет, мир.\n日本語です")
+    assert parsed.lines[0].tokens == ("Don", "'t", "go", "to", "the", "bank", "😀", ".")
+    assert parsed.lines[1].tokens == ("Привет", ",", "мир", ".")
+    assert "".join(parsed.lines[2].tokens) == "日本語です"  # Moses splits CJK into characters
+
+
+def test_decode_upload():
+    assert ex.decode_upload("[a] x\n".encode("utf-8-sig")) == "[a] x\n"
+    with pytest.raises(ValueError, match="binary"):
+        ex.decode_upload(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        ex.decode_upload(b"caf\xe9")
+
+
+# ---- words and occurrences ---------------------------------------------------------------------------------------
+LINES = [ex.Line("", "a", ("The", "Bank", "is", "open", ".")),
+         ex.Line("", "b", ("banks", "and", "the", "bank", "banked", "banking")),
+         ex.Line("", None, ("The", "river", "."))]
+
+
+def test_word_counts_and_suggestion():
+    counts = dict(ex.word_counts(LINES))
+    assert counts["the"] == 3 and counts["bank"] == 2 and "." not in counts
+    assert ex.word_counts(LINES)[0] == ("the", 3)
+    assert ex.suggest_word(LINES) == "bank"  # "the" is a stopword
+
+
+def test_find_occurrences_case_insensitive_and_inflections():
+    occ = ex.find_occurrences(LINES, "BANK")
+    assert [(o.line, o.position, o.token, o.label) for o in occ] == [(0, 1, "Bank", "a"), (1, 3, "bank", "b")]
+    occ = ex.find_occurrences(LINES, "bank", inflections=True)
+    assert [o.token for o in occ] == ["Bank", "banks", "bank", "banked", "banking"]
+    assert ex.find_occurrences(LINES, "absent") == []
+
+
+@pytest.mark.parametrize("word, present, absent", [
+    ("play", {"plays", "played", "playing"}, {"playes"}),
+    ("make", {"makes", "making", "maked"}, set()),
+    ("study", {"studies", "studied", "studying"}, set()),
+    ("plan", {"planned", "planning", "plans"}, set()),
+    ("plays", {"play", "plays"}, set()),
+])
+def test_word_forms(word, present, absent):
+    forms = ex.word_forms(word, inflections=True)
+    assert present <= forms and not (absent & forms)
+    assert ex.word_forms(word) == {word}
+
+
+def test_highlight_parts():
+    toks = ("a", "b", "c", "d", "e")
+    assert ex.highlight_parts(toks, 2) == ("a b", "c", "d e")
+    assert ex.highlight_parts(toks, 2, window=1) == ("… b", "c", "d …")
+
+
+# ---- mixing --------------------------------------------------------------------------------------------------
+def test_softmax_and_scalar_mix_values():
+    s = ex.softmax([0.0, 0.0, np.log(2.0)])
+    np.testing.assert_allclose(s, [0.25, 0.25, 0.5])
+    layers = np.stack([np.full((2, 3), 1.0), np.full((2, 3), 2.0), np.full((2, 3), 4.0)]).astype(np.float32)
+    # gamma * (0.25*1 + 0.25*2 + 0.5*4) = 2 * 2.75
+    np.testing.assert_allclose(ex.scalar_mix(layers, [0, 0, np.log(2.0)], 2.0), np.full((2, 3), 5.5), rtol=1e-6)
+    np.testing.assert_allclose(ex.scalar_mix(layers, [0, 0, 0], 1.0), np.full((2, 3), 7 / 3), rtol=1e-6)
+    with pytest.raises(ValueError):
+        ex.scalar_mix(layers, [0, 0], 1.0)
+
+
+def test_scalar_mix_matches_elmo_core():
+    torch = pytest.importorskip("torch")
+    from elmo_core import ScalarMix
+    rng = np.random.default_rng(0)
+    layers = rng.normal(size=(3, 7, 5)).astype(np.float32)
+    w = [0.3, -1.2, 0.8]
+    ref = ScalarMix(3, initial_w=w, initial_gamma=1.7, trainable=False)(torch.from_numpy(layers)).numpy()
+    np.testing.assert_allclose(ex.scalar_mix(layers, w, 1.7), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_sentence_layer_norm_matches_elmo_core_per_sentence():
+    torch = pytest.importorskip("torch")
+    from elmo_core.mix import whole_tensor_norm
+    rng = np.random.default_rng(1)
+    acts = (rng.normal(size=(3, 9, 4)) * 3 + 1).astype(np.float32)
+    offsets = np.array([0, 4, 9])
+    out = ex.sentence_layer_norm(acts, offsets)
+    for a, b in [(0, 4), (4, 9)]:
+        for j in range(3):
+            block = torch.from_numpy(acts[j, a:b][None])
+            ref = whole_tensor_norm(block, torch.ones(1, b - a, dtype=torch.bool))[0].numpy()
+            np.testing.assert_allclose(out[j, a:b], ref, rtol=1e-5, atol=1e-5)
+        assert abs(out[:, a:b].mean(axis=(1, 2))).max() < 1e-5
+
+
+def test_token_table_rows_and_mix():
+    lines = [ex.Line("", None, ("a", "b")), ex.Line("", None, ("c", "d", "e"))]
+    acts = [np.arange(2 * 2 * 2, dtype=np.float32).reshape(2, 2, 2),
+            np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2) + 100]
+    table = ex.TokenTable(lines, acts)
+    assert table.acts.shape == (2, 5, 2) and table.num_layers == 2
+    assert table.row(1, 2) == 4 and table.token(4) == "e" and table.token(1) == "b"
+    np.testing.assert_array_equal(table.acts[:, 4], acts[1][:, 2])
+    mixed = table.mix([0.0, 0.0], 1.0)
+    np.testing.assert_allclose(mixed[0], (acts[0][0, 0] + acts[0][1, 0]) / 2)
+    with pytest.raises(ValueError):
+        ex.TokenTable(lines, acts[:1])
+
+
+def test_presets():
+    assert ex.preset_weights("equal", 3) == (0.0, 0.0, 0.0)
+    s_top = ex.softmax(ex.preset_weights("top", 3))
+    s_bottom = ex.softmax(ex.preset_weights("bottom", 3))
+    assert s_top[2] > 0.9999 and s_bottom[0] > 0.9999
+    assert ex.fit_weights((1.0,), 3) == (1.0, 0.0, 0.0) and ex.fit_weights((1, 2, 3, 4), 3) == (1, 2, 3)
+
+
+# ---- activation cache --------------------------------------------------------------------------------------
+def test_activation_cache_only_embeds_new_sentences_and_is_bounded():
+    calls = []
+
+    def embed_batch(sentences):
+        calls.append([tuple(s) for s in sentences])
+        return [np.full((3, len(s), 4), len(s), np.float32) for s in sentences]
+
+    cache = ex.ActivationCache(max_bytes=3 * 3 * 4 * 4 * 10)  # room for 10 tokens of (3, ., 4) float32
+    out, computed = cache.get_many("m", embed_batch, [("a", "b"), ("c",)])
+    assert computed == 2 and out[0].shape == (3, 2, 4) and not out[0].flags.writeable
+    out, computed = cache.get_many("m", embed_batch, [("c",), ("a", "b"), ("d",)])
+    assert computed == 1 and calls[-1] == [("d",)]
+    assert out[1][0, 0, 0] == 2.0
+    _, computed = cache.get_many("other-model", embed_batch, [("c",)])
+    assert computed == 1  # keyed by model id too
+    cache.get_many("m", embed_batch, [tuple("xyzuvw")])  # 6 tokens: evicts the oldest entries
+    assert cache.nbytes <= cache.max_bytes
+
+
+def test_activation_cache_with_fixture_model():
+    from elmo_core import Embedder
+    e = Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device="cpu")
+    cache = ex.ActivationCache()
+    sents = [("The", "bank", "."), ("Play", "ball", "!")]
+    out, computed = cache.get_many("fixture", e.embed_batch, sents)
+    assert computed == 2 and out[0].shape == (3, 3, 32)
+    np.testing.assert_allclose(out[1], e.embed_sentence(list(sents[1])), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(out[0][0, :, :16], out[0][0, :, 16:])  # layer 0 is duplicated to 2P
+
+
+# ---- projection --------------------------------------------------------------------------------------------
+def test_pca_2d_recovers_a_plane():
+    rng = np.random.default_rng(0)
+    plane = rng.normal(size=(30, 2)) * [5.0, 1.0]
+    basis = np.linalg.qr(rng.normal(size=(10, 2)))[0].T  # (2, 10) orthonormal rows
+    coords = ex.pca_2d(plane @ basis)
+    aligned = ex.procrustes_align(coords, plane - plane.mean(0))
+    np.testing.assert_allclose(aligned, plane - plane.mean(0), atol=1e-8)
+
+
+def test_procrustes_undoes_rotation_reflection_scale_shift():
+    rng = np.random.default_rng(2)
+    ref = rng.normal(size=(12, 2))
+    theta = 0.7
+    rot = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]) @ np.diag([1, -1])
+    moved = 3.0 * ref @ rot + [5.0, -2.0]
+    np.testing.assert_allclose(ex.procrustes_align(moved, ref), ref, atol=1e-10)
+
+
+def test_project_small_inputs_and_fallbacks():
+    rng = np.random.default_rng(0)
+    assert ex.project(rng.normal(size=(2, 8))).coords is None
+    assert "at least 3" in ex.project(rng.normal(size=(1, 8))).note
+    p = ex.project(rng.normal(size=(10, 8)), "auto")
+    assert p.method == "pca" and p.coords.shape == (10, 2) and "too few" in p.note
+    p = ex.project(rng.normal(size=(20, 8)), "auto", umap_state="warming")
+    assert p.method == "pca" and "compiling" in p.note
+    same = ex.project(np.ones((5, 8)), "auto")
+    assert same.coords.shape == (5, 2) and np.all(same.coords == 0)
+    with pytest.raises(ValueError):
+        ex.project(rng.normal(size=(5, 3)), "mds")
+
+
+def test_project_pca_is_stable_under_small_changes():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(12, 16))
+    first = ex.project(x, "pca").coords
+    second = ex.project(x + rng.normal(size=x.shape) * 1e-3, "pca", previous=first).coords
+    assert np.abs(second - first).max() < 0.01  # aligned: no sign flips or rotation
+
+
+def test_project_tsne_warm_start():
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.normal(size=(10, 8)) + 5, rng.normal(size=(10, 8)) - 5])
+    first = ex.project(x, "tsne")
+    assert first.method == "tsne" and first.coords.shape == (20, 2)
+    again = ex.project(x, "tsne", previous=first.coords)
+    assert again.coords.shape == (20, 2)
+
+
+def test_umap_projection_separates_clusters_and_stays_put():
+    pytest.importorskip("umap")
+    warm = ex.UmapWarmUp().run_now()
+    assert warm.state == "ready", warm.error
+    rng = np.random.default_rng(5)
+    centers = np.zeros((2, 16))
+    centers[0, 0], centers[1, 1] = 1.0, 1.0
+    x = np.concatenate([centers[0] + rng.normal(size=(15, 16)) * 0.05, centers[1] + rng.normal(size=(15, 16)) * 0.05])
+    first = ex.project(x, "auto")
+    assert first.method == "umap"
+    a, b = first.coords[:15], first.coords[15:]
+    gap = np.linalg.norm(a.mean(0) - b.mean(0))
+    assert gap > 3 * max(a.std(0).max(), b.std(0).max())
+    second = ex.project(x + rng.normal(size=x.shape) * 1e-3, "umap", previous=first.coords)
+    scale = np.ptp(first.coords, axis=0).max()
+    assert np.median(np.linalg.norm(second.coords - first.coords, axis=1)) < 0.2 * scale
+
+
+# ---- neighbours, similarity, separation ------------------------------------------------------------------------
+def test_cosine_neighbours_order_exclude_and_ties():
+    cand = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.0], [-1.0, 0.0]])
+    found = ex.cosine_neighbours(np.array([1.0, 0.0]), cand, k=3)
+    assert [n.index for n in found] == [0, 3, 2]  # tie 0/3 (cos 1) kept in row order
+    np.testing.assert_allclose([n.similarity for n in found], [1.0, 1.0, np.sqrt(0.5)])
+    assert [n.index for n in ex.cosine_neighbours(np.array([1.0, 0.0]), cand, 2, exclude=[0])] == [3, 2]
+    assert ex.cosine_neighbours(np.array([1.0, 0.0]), cand[:0], 3) == []
+
+
+def test_cosine_matrix_and_unique_types():
+    m = ex.cosine_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]))
+    np.testing.assert_allclose(m, [[1, 0, np.sqrt(.5)], [0, 1, np.sqrt(.5)], [np.sqrt(.5), np.sqrt(.5), 1]])
+    words, vecs = ex.unique_types(["a", ".", "b", "a"], np.arange(8.0).reshape(4, 2))
+    assert words == ["a", "b"]
+    np.testing.assert_array_equal(vecs, [[0, 1], [4, 5]])
+
+
+def test_knn_accuracy_and_silhouette_with_labels():
+    x = np.array([[1, 0.1], [1, 0.2], [1, 0.0], [0.1, 1], [0.2, 1], [0.0, 1]])
+    labels = ["a", "a", "a", "b", "b", "b"]
+    sep = ex.separation(x, labels)
+    assert sep.knn_accuracy == 1.0
+    assert sep.chance == pytest.approx(2 * 3 * 2 / (6 * 5))  # 0.4
+    assert sep.silhouette > 0.8
+    # identical vectors (layer 0 of one spelling): ties split evenly -> (3-1)/5 = 0.4 for every point
+    same = ex.separation(np.ones((6, 2)), labels)
+    assert same.knn_accuracy == pytest.approx(0.4)
+    mixed_up = ex.separation(x, ["a", "b", "a", "b", "a", "b"])
+    assert mixed_up.knn_accuracy < 0.5
+
+
+def test_separation_without_labels_and_too_few():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(size=(8, 4)) * 0.05 + [1, 0, 0, 0], rng.normal(size=(8, 4)) * 0.05 + [0, 1, 0, 0]])
+    sep = ex.separation(x, [None] * 16)
+    assert sep.knn_accuracy is None and sep.silhouette > 0.8 and "2 groups" in sep.note
+    assert ex.separation(x[:3], [None] * 3).silhouette is None
+    partial = ex.separation(x, ["a"] * 4 + [None] * 8 + ["b"] * 4)
+    assert partial.knn_accuracy == 1.0 and "8 unlabelled" in partial.note
+
+
+# ---- export and the URL view -------------------------------------------------------------------------------------
+def test_exports():
+    lines = [ex.Line("The bank , ok", "river", ("The", "bank", ",", "ok"))]
+    occ = [ex.Occurrence(0, 1, "bank", "river")]
+    x = np.array([[0.5, -1.25]], dtype=np.float32)
+    csv_text = ex.vectors_csv(lines, occ, x).decode()
+    assert csv_text.splitlines()[0] == "sentence_index,token_index,token,label,sentence,v0,v1"
+    assert csv_text.splitlines()[1] == '0,1,bank,river,"The bank , ok",0.5,-1.25'
+    np.testing.assert_array_equal(np.load(io.BytesIO(ex.npy_bytes(x))), x)
+    assert ex.coords_csv(occ, np.array([[1.0, 2.0]]), lines).decode().splitlines()[1].startswith("0,1,bank,river,1,2,")
+
+
+def test_view_round_trip_and_garbage():
+    examples = {name: e.text for name, e in EXAMPLE_SETS.items()}
+    view = ex.View(text=examples["bank"], example="bank", word="bank", weights=(1.0, -0.5, 0.0), gamma=2.0,
+                   layer_norm=True, projection="tsne", inflections=True, context=True)
+    params = ex.view_to_query(view)
+    assert params == {"ex": "bank", "word": "bank", "w": "1,-0.5,0", "g": "2", "ln": "1", "proj": "tsne",
+                      "infl": "1", "ctx": "1"}
+    assert ex.view_from_query(params, examples) == view
+    custom = ex.View(text="[a] one bank\n[b] two bank", word="bank")
+    assert ex.view_from_query(ex.view_to_query(custom), examples) == custom
+    assert "s" not in ex.view_to_query(ex.View(text="x" * (ex.MAX_URL_TEXT + 1)))
+    junk = ex.view_from_query({"w": "1,nan", "g": "lots", "proj": "<script>", "ex": "nope", "ln": "yes"}, examples)
+    assert junk == ex.View()
+    assert ex.view_from_query({"w": "99,-99", "g": "100"}).weights == (5.0, -5.0)
+    assert ex.view_from_query({"g": "100"}).gamma == 3.0
+
+
+# ---- example sets and figures ----------------------------------------------------------------------------------
+def test_example_sets_are_well_formed():
+    assert {"bank", "play", "spring", "cell", "match", "light"} <= set(EXAMPLE_SETS)
+    for example in EXAMPLE_SETS.values():
+        parsed = ex.parse_input(example.text)
+        assert 8 <= len(parsed.lines) <= 16 and parsed.notes == []
+        assert all(ln.label for ln in parsed.lines)
+        assert len({ln.label for ln in parsed.lines}) >= 2
+        assert len(ex.find_occurrences(parsed.lines, example.word, inflections=True)) >= len(parsed.lines)
+        assert find_example(example.text + "\n") is example
+    play = EXAMPLE_SETS["play"].text
+    assert "Chico Ruiz made a spectacular play" in play and "Broadway play for Garson" in play
+
+
+def test_figures_carry_the_data():
+    from app import figures
+    lines = [ex.Line("", "x", ("a", "bank", "<b>")), ex.Line("", "y", ("bank", "z")), ex.Line("", "x", ("bank",))]
+    occ = ex.find_occurrences(lines, "bank")
+    coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    fig = figures.contexts_map(coords, occ, lines, "label", selected=1)
+    traces = {t.name: t for t in fig.data}
+    assert set(traces) == {"x", "y", "neighbours query"}
+    assert list(traces["x"].x) == [0.0, 4.0] and [c[0] for c in traces["x"].customdata] == [0, 2]
+    assert "<b>bank</b>" in traces["x"].text[0] and "&lt;b&gt;" in traces["x"].text[0]
+    assert list(traces["neighbours query"].x) == [2.0]
+    assert figures.hover_sentence(("a", "b"), 1) == "a <b>b</b>"
+    heat = figures.similarity_heatmaps([("layer 0", np.eye(3)), ("mix", np.ones((3, 3)))], ["a", "b", "c"])
+    assert len(heat.data) == 2 and heat.data[0].zmin == 0.0
+    bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
+    assert list(bars.data[0].y) == [0.5, 1.0]

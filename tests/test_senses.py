@@ -1,0 +1,80 @@
+"""elmo_core.senses on tiny hand-written WordNet-format files (tests/fixtures/probes/wordnet) and our TSV."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from elmo_core.senses import (OWN_SENTENCES, find_target, find_wordnet_dir, parse_data_line, read_sense_sentences,
+                              read_wordnet_examples, regular_forms)
+
+WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
+
+
+def test_parse_data_line():
+    line = ('00000320 00 s 02 fair(a) 0 just 0 000 | free from favoritism; "a fair trial"; "be fair to both; '
+            'please"\n')
+    offset, lexname, pos, lemmas, examples = parse_data_line(line)
+    assert (offset, lexname, pos, lemmas) == ("00000320", "adj.all", "a", ["fair", "just"])
+    assert examples == ["a fair trial", "be fair to both; please"]
+    assert parse_data_line("  1 licence header line\n") is None
+    assert parse_data_line('00000010 17 n 01 bank 0 000 | sloping land\n')[4] == []
+
+
+def test_regular_forms():
+    assert {"bank", "banks"} <= regular_forms("bank", "n")
+    assert {"played", "playing", "plays"} <= regular_forms("play", "v")
+    assert {"stopped", "stopping"} <= regular_forms("stop", "v")
+    assert {"studies", "studied"} <= regular_forms("study", "v")
+    assert {"lighter", "lightest"} <= regular_forms("light", "a")
+    assert "banks" not in regular_forms("bank", "a")
+    assert find_target(["The", "Banks", "flooded"], regular_forms("bank", "n")) == 1
+    assert find_target(["nothing", "here"], {"bank"}) is None
+
+
+def test_wordnet_examples_from_fixture():
+    items = read_wordnet_examples(WORDNET)
+    keys = {it.key for it in items}
+    # light.a (one coarse sense), fast.r (one), hot_dog (multiword) are left out
+    assert keys == {"bank.n", "cell.n", "mouse.n", "play.n", "play.v", "run.v"}
+    for it in items:
+        assert it.word.lower() in regular_forms(it.lemma, it.pos) | {"mice", "ran"}
+    words = {(it.key, it.word) for it in items}
+    assert ("mouse.n", "mice") in words and ("run.v", "ran") in words  # irregular forms from the .exc files
+    assert {it.sense for it in items if it.key == "bank.n"} == {"noun.object", "noun.group", "noun.artifact"}
+    # "riverbank" is a second lemma of the first synset but never occurs in its examples
+    assert all(it.lemma != "riverbank" for it in items)
+    assert items == sorted(items, key=lambda it: (it.key, it.source, it.tokens))
+
+
+def test_missing_wordnet_says_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("ELMO_WORDNET_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="apt-get install -y wordnet-base"):
+        find_wordnet_dir(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="wordnet"):
+        read_wordnet_examples(tmp_path)
+
+
+def test_own_sentences_are_well_formed():
+    items = read_sense_sentences(OWN_SENTENCES)
+    by_word: dict[str, list] = {}
+    for it in items:
+        by_word.setdefault(it.lemma, []).append(it)
+        assert it.word.lower() in regular_forms(it.lemma, "")
+    assert len(by_word) >= 15
+    for word, group in by_word.items():
+        assert len(group) >= 6, word
+        assert 2 <= len({it.sense for it in group}) <= 3, word
+
+
+def test_own_sentences_errors(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("word\tsense\tsentence\nbank\triver\tWe sat by the water.\n")
+    with pytest.raises(ValueError, match=r"bad.tsv:2: the word 'bank' does not occur"):
+        read_sense_sentences(bad)
+    bad.write_text("word\tsense\nbank\triver\n")
+    with pytest.raises(ValueError, match="header"):
+        read_sense_sentences(bad)
+    bad.write_text("word\tsense\tsentence\nbank\triver\n")
+    with pytest.raises(ValueError, match="3 tab-separated columns"):
+        read_sense_sentences(bad)
