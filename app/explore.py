@@ -8,13 +8,15 @@ widgets and ``app/figures.py`` draws them.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import io
 import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +30,31 @@ MAX_CONTEXT_POINTS = 1500  # grey context tokens drawn on the map
 MAX_URL_TEXT = 4000  # longer inputs are not put in the shareable link
 MIN_POINTS_FOR_MAP = 3  # a 2-D projection of fewer points means nothing
 MIN_POINTS_FOR_UMAP = 15  # below this, PCA is the honest choice (see APP_NOTES.md)
+
+_BLAS_CONTROLLER = None
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """NumPy/SciPy BLAS calls inside run on one thread (also usable as a decorator).
+
+    The explorer's matrices are small (hundreds to a few thousand rows), so a second BLAS thread gains
+    nothing; on a busy 2-core server (other sessions, the biLM, the UMAP warm-up) waiting for it to be
+    scheduled made each small product take milliseconds (benchmarks/app_speed.py: slider path 588 -> 354 ms).
+    threadpoolctl's limit is process-wide: overlapping sessions may leave it at 1 or restore the default,
+    both harmless. torch's own thread pool is not affected.
+    """
+    global _BLAS_CONTROLLER
+    try:
+        if _BLAS_CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+            _BLAS_CONTROLLER = ThreadpoolController()
+        limit = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # threadpoolctl missing or unable to see the BLAS: run as is
+        limit = contextlib.nullcontext()
+    with limit:
+        yield
+
 
 _LABEL = re.compile(r"^\s*\[([^\[\]]{0,40})\]\s*(.*)$", re.DOTALL)
 
@@ -125,6 +152,7 @@ _STOPWORDS = frozenset(
     "'s n't".split())
 
 
+@functools.lru_cache(maxsize=65536)  # called per token on every slider move (neighbour candidates)
 def is_wordlike(token: str) -> bool:
     """True when the token has at least one letter or digit (any script)."""
     return any(ch.isalnum() for ch in token)
@@ -286,6 +314,7 @@ class TokenTable:
         else:
             self.acts = np.zeros((0, 0, 0), np.float32)
         self.line_of_row = np.repeat(np.arange(len(lines)), lengths)
+        self._tokens = [t for line in self.lines for t in line.tokens]  # row -> token
         self._normed: np.ndarray | None = None
 
     @property
@@ -303,8 +332,7 @@ class TokenTable:
         return np.array([self.row(o.line, o.position) for o in occurrences], dtype=np.int64)
 
     def token(self, row: int) -> str:
-        line = int(self.line_of_row[row])
-        return self.lines[line].tokens[row - int(self.offsets[line])]
+        return self._tokens[int(row)]
 
     def layers(self, layer_norm: bool = False) -> np.ndarray:
         """(L + 1, N, D) raw activations, or each layer normalised per sentence (see ``sentence_layer_norm``)."""
@@ -326,6 +354,7 @@ def softmax(w: Sequence[float]) -> np.ndarray:
     return e / e.sum()
 
 
+@one_blas_thread()
 def scalar_mix(layers: np.ndarray, w: Sequence[float], gamma: float) -> np.ndarray:
     """ELMo's scalar mix: gamma * sum_j s_j * layers[j] with s = softmax(w).
 
@@ -408,12 +437,19 @@ def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
 
     import umap
     n = len(x)
+    data, metric = x, "cosine"
+    if init is not None:
+        # A warm-started refit (every slider move) gets the cosine distances precomputed: for fewer than
+        # 4096 points UMAP computes all pairs itself, through a Python-level loop over its numba metric
+        # (about 45 ms of a 100 ms refit at n = 200). Same distances up to float rounding; the first fit
+        # keeps metric="cosine" because its "pca" init needs the vectors, not the distances.
+        data, metric = cosine_distances(x), "precomputed"
     with _UMAP_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reducer = umap.UMAP(n_components=2, n_neighbors=max(2, min(15, n - 1)), min_dist=0.1, metric="cosine",
+        reducer = umap.UMAP(n_components=2, n_neighbors=max(2, min(15, n - 1)), min_dist=0.1, metric=metric,
                             random_state=seed, init="pca" if init is None else init,
                             n_epochs=None if init is None else 60)
-        return reducer.fit_transform(x).astype(np.float64)
+        return reducer.fit_transform(data).astype(np.float64)
 
 
 @dataclass
@@ -455,6 +491,7 @@ def procrustes_align(coords: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return scale * c @ rotation + mu_r
 
 
+@one_blas_thread()
 def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = None, seed: int = 0,
             umap_state: str = "ready") -> Projection:
     """2-D map of the rows of ``x`` in cosine geometry.
@@ -508,10 +545,20 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
 
 
 # ---- similarity, neighbours, separation -----------------------------------------------------------------
+@one_blas_thread()
 def cosine_matrix(x: np.ndarray) -> np.ndarray:
     """(n, n) cosine similarities of the rows of x (0 for zero vectors)."""
     from sklearn.metrics.pairwise import cosine_similarity
     return cosine_similarity(x).astype(np.float64)
+
+
+def cosine_distances(x: np.ndarray, sims: np.ndarray | None = None) -> np.ndarray:
+    """(n, n) float64 cosine distances 1 - cos, clipped to [0, 2], zero diagonal (as scikit-learn's
+    ``cosine_distances``), from the vectors or from their ``cosine_matrix`` when given."""
+    d = 1.0 - (cosine_matrix(x) if sims is None else sims)
+    np.clip(d, 0.0, 2.0, out=d)
+    np.fill_diagonal(d, 0.0)
+    return d
 
 
 @dataclass(frozen=True)
@@ -525,8 +572,15 @@ def cosine_neighbours(query: np.ndarray, candidates: np.ndarray, k: int = 10,
     """The k candidate rows most cosine-similar to ``query`` (D,), best first, ties in row order."""
     if len(candidates) == 0 or k <= 0:
         return []
-    from sklearn.metrics.pairwise import cosine_similarity
-    sims = cosine_similarity(query.reshape(1, -1), candidates)[0]
+    # scikit-learn's cosine_similarity without its input validation (a few ms on every slider move):
+    # rows scaled to unit length (zero rows stay zero), then one matrix-vector product.
+    dtype = np.result_type(candidates.dtype, query.dtype, np.float32)
+    cand = np.asarray(candidates, dtype=dtype)
+    q = np.asarray(query, dtype=dtype).reshape(-1)
+    with one_blas_thread():
+        norms = np.sqrt(np.einsum("ij,ij->i", cand, cand))
+        q_norm = float(np.sqrt(q @ q))
+        sims = (cand @ (q / q_norm if q_norm > 0 else q)) / np.where(norms > 0, norms, 1.0)
     order = np.argsort(-sims, kind="stable")
     skip = set(int(i) for i in exclude)
     out = []
@@ -567,7 +621,11 @@ def knn_accuracy(x: np.ndarray, labels: Sequence[str]) -> float:
     The tie rule matters for layer 0, where every occurrence of one spelling has the same vector: the
     score then equals the share of same-label points among the tied ones, not a lucky tie-break.
     """
-    sims = cosine_matrix(x)
+    return _knn_accuracy(cosine_matrix(x), labels)
+
+
+def _knn_accuracy(sims: np.ndarray, labels: Sequence[str]) -> float:
+    sims = sims.copy()
     np.fill_diagonal(sims, -np.inf)
     labels = np.asarray(labels, dtype=object)
     tied = sims >= sims.max(axis=1, keepdims=True) - 1e-6  # (n, n): the nearest neighbour(s) of each row
@@ -575,6 +633,7 @@ def knn_accuracy(x: np.ndarray, labels: Sequence[str]) -> float:
     return float(np.mean((tied & same).sum(axis=1) / tied.sum(axis=1)))
 
 
+@one_blas_thread()
 def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     """Silhouette (cosine) and, with sense labels, leave-one-out 1-NN accuracy.
 
@@ -590,19 +649,22 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
         note = "" if len(given) == n else f"{n - len(given)} unlabelled occurrence(s) left out."
         counts = Counter(ls)
         chance = sum(c * (c - 1) for c in counts.values()) / (len(ls) * (len(ls) - 1))
-        sil = float(silhouette_score(xs, ls, metric="cosine")) if len(distinct) < len(ls) else None
-        return Separation(sil, knn_accuracy(xs, ls), chance, note)
+        sims = cosine_matrix(xs)  # one similarity matrix for both scores
+        sil = (float(silhouette_score(cosine_distances(xs, sims), ls, metric="precomputed"))
+               if len(distinct) < len(ls) else None)
+        return Separation(sil, _knn_accuracy(sims, ls), chance, note)
     if n < 4:
         return Separation(None, None, None, "Too few occurrences for a score.")
     if float(np.ptp(x, axis=0).max()) == 0.0:
         return Separation(None, None, None, "All vectors are identical.")
     from sklearn.cluster import AgglomerativeClustering
+    dist = cosine_distances(x)  # once, for the five clusterings and their silhouettes
     best = None
     for k in range(2, min(6, n - 1) + 1):
-        found = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit_predict(x)
+        found = AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(dist)
         if len(set(found)) < 2:
             continue
-        s = float(silhouette_score(x, found, metric="cosine"))
+        s = float(silhouette_score(dist, found, metric="precomputed"))
         if best is None or s > best[0]:
             best = (s, k)
     if best is None:

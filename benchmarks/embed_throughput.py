@@ -78,11 +78,17 @@ def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeat
     torch.manual_seed(0)
     cfg = BiLMConfig.from_dict(options(name))
     bilm = BiLM(cfg)
-    embedder = Embedder(bilm, device=device)
+    embedder = Embedder(bilm, device=device, compile=impl == "ours+compile")
     words = [f"w{i}ord" for i in range(997)]
     sentences = [[words[(b * 31 + t * 7) % 997] for t in range(20)] for b in range(batch)]
-    if impl == "ours":
+    if impl.startswith("ours"):
         fn = lambda: embedder.embed_batch(sentences, batch_size=batch)
+        if impl == "ours+compile":
+            plain = Embedder(BiLM(cfg).eval(), device=device)
+            plain.bilm.load_state_dict(bilm.state_dict())
+            a, b = embedder.embed_batch(sentences[:2]), plain.embed_batch(sentences[:2])
+            assert all(torch.allclose(torch.from_numpy(x), torch.from_numpy(y), atol=1e-5) for x, y in zip(a, b)), \
+                "compiled step disagrees with the plain step"
     else:
         ids = batch_to_ids(sentences).to(embedder.device)
         check = torch.from_numpy(embedder.embed_batch(sentences[:2])[0][2])
@@ -93,7 +99,8 @@ def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeat
         def fn():
             with torch.inference_mode():
                 reference_style_top_layer(embedder.bilm, ids)
-    fn()  # warm-up
+    fn()  # warm-up (and the one-off compile)
+    fn()
     if embedder.device.type == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
@@ -119,6 +126,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-reference", action="store_true", help="skip the reference-style baseline")
+    ap.add_argument("--compile", action="store_true", help="also time Embedder(compile=True)")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.case:
@@ -128,7 +136,8 @@ def main() -> None:
     print(f"| model | impl | batch | tokens/s | GFLOP/token | GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|")
     for name in args.models:
         for batch in args.batches:
-            impls = ["ours"] + ([] if args.no_reference or batch == 1 else ["reference-style"])
+            impls = ["ours", *(["ours+compile"] if args.compile else []),
+                     *([] if args.no_reference or batch == 1 else ["reference-style"])]
             for impl in impls:
                 case = json.dumps([name, batch, args.threads, args.device, impl, args.repeats])
                 proc = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True)

@@ -49,10 +49,12 @@ class Embedder:
         stateful: carry LSTM state per batch row across calls, as the reference does (see module doc).
         dtype: "float32" (exact; TF32 is switched off) or, on a GPU only, "bfloat16" / "float16".
         name: a label for UIs and logs.
+        compile: ``torch.compile`` the LSTM time step (used by clipped models such as the published
+            ones; 2-3x faster step loop after a one-off compile of tens of seconds).
     """
 
     def __init__(self, bilm: BiLM, device: str | torch.device | None = None, stateful: bool = False,
-                 dtype: str = "float32", name: str = "biLM"):
+                 dtype: str = "float32", name: str = "biLM", compile: bool = False):
         self.device = pick_device(device)
         if dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
@@ -65,6 +67,9 @@ class Embedder:
         self.bilm = bilm.to(self.device, self.dtype).eval()
         for p in self.bilm.parameters():
             p.requires_grad_(False)
+        if compile:
+            for layer in self.bilm.lstm.layers:
+                layer.compile_step()
         self.stateful = stateful
         self.name = name
         self.last_run_seconds = 0.0

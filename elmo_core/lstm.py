@@ -51,6 +51,31 @@ class BiLSTMLayer(nn.Module):
             nn.init.uniform_(w, -bound, bound)
         nn.init.zeros_(self.bias)
 
+    _compiled_step = None
+
+    def step(self, pre_t: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One time step of both directions.
+
+        Args: pre_t (2, B, 4C) input projection + bias (forget offset included); h (2, B, P); c (2, B, C).
+        Returns: new h (2, B, P) and new c (2, B, C), both clipped when the options say so.
+        """
+        z = torch.baddbmm(pre_t, h, self.state_weight)
+        # One sigmoid over all four blocks is cheaper than three small ones; the j block uses tanh.
+        i, _, f, o = torch.sigmoid(z).chunk(4, dim=-1)
+        j = torch.tanh(z[..., self.state_weight.shape[-1] // 4 : self.state_weight.shape[-1] // 2])
+        c_new = torch.addcmul(f * c, i, j)
+        if self.cell_clip:
+            c_new = c_new.clamp(-self.cell_clip, self.cell_clip)
+        h_new = torch.bmm(o * torch.tanh(c_new), self.proj_weight)
+        if self.proj_clip:
+            h_new = h_new.clamp(-self.proj_clip, self.proj_clip)
+        return h_new, c_new
+
+    def compile_step(self) -> None:
+        """Use ``torch.compile`` for the time step (fuses the element-wise gate math; about 2-3x faster on
+        CPU for the step loop, after a one-off compile of tens of seconds)."""
+        self._compiled_step = torch.compile(self.step, dynamic=False)
+
     def native_params(self, direction: int) -> dict[str, torch.Tensor]:
         """This direction's weights in ``torch.nn.LSTM`` layout (gate order i, f, g, o), differentiably.
 
@@ -86,16 +111,10 @@ class BiLSTMLayer(nn.Module):
         """
         pre = torch.matmul(x, self.input_weight.unsqueeze(1)) + (self.bias + self.forget_offset).unsqueeze(1).unsqueeze(1)
         outputs = []
+        step_fn = self._compiled_step or self.step
         # unbind, not pre[:, :, t]: indexing would make backward allocate a full-size gradient per step.
         for t, pre_t in enumerate(pre.unbind(2)):
-            z = pre_t + torch.bmm(h, self.state_weight)  # (2, B, 4C)
-            i, j, f, o = z.chunk(4, dim=-1)
-            c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
-            if self.cell_clip:
-                c_new = c_new.clamp(-self.cell_clip, self.cell_clip)
-            h_new = torch.bmm(torch.sigmoid(o) * torch.tanh(c_new), self.proj_weight)
-            if self.proj_clip:
-                h_new = h_new.clamp(-self.proj_clip, self.proj_clip)
+            h_new, c_new = step_fn(pre_t, h, c)
             if mask is not None:
                 step = mask[:, t].view(1, -1, 1)
                 c = torch.where(step, c_new, c)

@@ -1,0 +1,215 @@
+"""Logic of the Layers page ("what each layer knows"), free of Streamlit: probe results for the current
+model (precomputed or computed on demand), the figures, and pushing a task's learned s to the explorer.
+
+Results files are ``elmo_core.probes`` reports (format "elmo-explorer-probes/1"); the default model's
+ships in ``assets/probes/default_probes.json`` (``python -m elmo_core probe --task all --out ...``).
+Dims: L + 1 layers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Callable, MutableMapping, Sequence
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from elmo_core import probes
+
+DEFAULT_RESULTS = probes.DEFAULT_RESULTS
+W_RANGE = (-5.0, 5.0)  # the explorer's w sliders (app.explore.W_RANGE)
+W_STEP = 0.1
+TASK_COLOURS = {"wsd": "#1f77b4", "pos": "#ff7f0e"}
+TASK_NAMES = {"wsd": "word sense", "pos": "part of speech"}
+
+EXPLANATION = r"""
+**Layer 0** is the word on its own. A character CNN reads the letters of the word and turns them into a vector;
+it never sees the sentence, so "bank" gets the same layer-0 vector by a river and in the city. It knows
+spelling-level things: word shape, endings like *-ing* or *-ly*, how common-looking a word is.
+
+**Layer 1** is the first biLSTM layer. One LSTM reads the sentence left to right and one right to left, so each
+word's vector now depends on its neighbours. In the ELMo paper this layer was the better one for **syntax**
+(part of speech: 97.3% vs 96.8% for layer 2).
+
+**Layer 2** is the second biLSTM layer, built on layer 1. In the paper it was the better one for **meaning in
+context** (word sense: F1 69.0 vs 67.4 for layer 1).
+
+A task does not have to pick one layer. ELMo gives each task a weighted average of all layers:
+"""
+FORMULA = r"\mathrm{ELMo} = \gamma \sum_{j=0}^{L} s_j\, h_j, \qquad s = \mathrm{softmax}(w)"
+EXPLANATION_AFTER = """
+**h_j** is the word's vector in layer j. **s_j** are the layer weights: positive and summing to 1, made from
+free numbers **w_j** by a softmax (that is what the explorer's w sliders set). **γ (gamma)** scales the whole
+vector; it changes no cosine similarity and no map. A task learns its own s and γ together with the task model;
+the paper adds a small penalty λ‖w‖² (λ = 0.001) that pulls s towards equal weights.
+
+Below, a probe asks each layer one question with a simple model on top: word sense by nearest sense average
+(paper section 5.3), part of speech by a linear classifier. The learned s is what a scalar mix, trained together
+with a linear classifier, chose for the task. Our data and model differ from the paper's (see the notes), so
+compare the pattern across layers, not the numbers.
+"""
+
+
+# ---- results --------------------------------------------------------------------------------------------------
+def results_path() -> Path:
+    """$ELMO_EXPLORER_PROBES, else assets/probes/default_probes.json."""
+    return Path(os.environ.get("ELMO_EXPLORER_PROBES", DEFAULT_RESULTS))
+
+
+def load_precomputed(path: str | Path | None = None) -> tuple[dict | None, str]:
+    """(report, "") or (None, why): a missing file is not an error, a broken one is reported."""
+    path = Path(path) if path else results_path()
+    if not path.is_file():
+        return None, f"No precomputed probe results at {path}."
+    try:
+        return probes.load_report(path), ""
+    except (ValueError, OSError) as err:  # json.JSONDecodeError is a ValueError
+        return None, f"Could not read the precomputed probe results ({err})."
+
+
+def matching_report(report: dict | None, fingerprint: str, model_key: str) -> tuple[dict | None, str]:
+    """The precomputed report if it was made for this model (same fingerprint); for the shipped default model
+    a mismatch still returns it, with a warning that the numbers belong to another version of the weights."""
+    if report is None:
+        return None, ""
+    if report["model"].get("fingerprint") == fingerprint:
+        return report, ""
+    if model_key == "default":
+        return report, ("These precomputed results were made for another version of the default model's weights: "
+                        "recompute them below, or regenerate the file with `python -m elmo_core probe --task all "
+                        "--out assets/probes/default_probes.json`.")
+    return None, ""
+
+
+def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
+    """What is missing for computing the probes here (empty list: all there)."""
+    from elmo_core.brown import find_brown_dir
+    from elmo_core.senses import find_wordnet_dir
+
+    problems = []
+    for find, arg in ((find_wordnet_dir, wordnet_dir), (find_brown_dir, brown_dir)):
+        try:
+            find(arg)
+        except FileNotFoundError as err:
+            problems.append(str(err))
+    return problems
+
+
+def compute_report(embedder, size: str = "quick", progress: Callable[[float, str], None] | None = None,
+                   wordnet_dir=None, brown_dir=None) -> dict:
+    """Run both probes (subsampled, ``probes.SIZES[size]``) and return a report like the precomputed file.
+
+    Raises: FileNotFoundError when the probe data is missing.
+    """
+    report = probes.new_report(embedder)
+    for k, task in enumerate(probes.TASKS):
+        part = None
+        if progress:
+            part = (lambda f, text, k=k, task=task:
+                    progress((k + f) / len(probes.TASKS), f"{TASK_NAMES[task]}: {text}"))
+        report["tasks"][task] = probes.run_probe(embedder, task, size, wordnet_dir=wordnet_dir,
+                                                 brown_dir=brown_dir, progress=part)
+    return report
+
+
+# ---- pushing s to the explorer ----------------------------------------------------------------------------------
+def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RANGE, step: float = W_STEP) -> list[float]:
+    """Raw slider values w with softmax(w) ~= s: log s, centred, clipped to the slider range, on its step.
+
+    Raises: ValueError if s is empty or has a non-positive entry.
+    """
+    if not s or min(s) <= 0:
+        raise ValueError(f"layer weights must be positive, got {list(s)}")
+    logs = [math.log(v) for v in s]
+    mean = sum(logs) / len(logs)
+    lo, hi = w_range
+    return [round(min(max(v - mean, lo), hi) / step) * step for v in logs]
+
+
+def softmax(w: Sequence[float]) -> list[float]:
+    m = max(w)
+    e = [math.exp(v - m) for v in w]
+    return [v / sum(e) for v in e]
+
+
+def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) -> list[float]:
+    """Set the explorer's weight sliders (session-state keys ``w_0`` .. ``w_L``) to a task's learned s.
+
+    Also updates the explorer's remembered view (``_view``, restored when its widgets were not on screen),
+    so the values survive the page switch. Returns the raw w that was set.
+    Raises: ValueError when s does not have ``num_layers`` values.
+    """
+    if len(s) != num_layers:
+        raise ValueError(f"these weights are for {len(s)} layers; the model has {num_layers}")
+    w = weights_for_explorer(s)
+    for j, value in enumerate(w):
+        state[f"w_{j}"] = value
+    view = state.get("_view")
+    if view is not None and dataclasses.is_dataclass(view):
+        state["_view"] = dataclasses.replace(view, weights=tuple(w))
+    return w
+
+
+# ---- figures ---------------------------------------------------------------------------------------------------
+def _pct(v: float) -> float:
+    return round(100 * v, 1)
+
+
+def task_figure(result: dict) -> go.Figure:
+    """Accuracy per layer and for the learned mix (bars), baselines (dotted lines), the paper's layer 1 and 2
+    values (diamonds, other data and model)."""
+    n = len(result["layers"])
+    names = [f"layer {j}" for j in range(n)] + ["learned mix"]
+    values = [_pct(v) for v in result["layers"]] + [_pct(result["mix_learned"])]
+    colour = TASK_COLOURS.get(result["task"], "#444")
+    fig = go.Figure(go.Bar(x=names, y=values, marker_color=[colour] * n + ["#2ca02c"], text=values,
+                           textposition="outside", name="ours", hovertemplate="%{x}: %{y:.1f}%<extra></extra>"))
+    paper = result.get("paper") or {}
+    if paper:
+        fig.add_trace(go.Scatter(x=["layer 1", "layer 2"], y=[_pct(paper["layer_1"]), _pct(paper["layer_2"])],
+                                 mode="markers", marker=dict(symbol="diamond", size=12, color="#d62728"),
+                                 name="paper (other data and model)",
+                                 hovertemplate="paper, %{x}: %{y:.1f}<extra></extra>"))
+    for name, value in result.get("baselines", {}).items():
+        fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888",
+                      annotation_text=f"{name} {_pct(value):.1f}", annotation_position="top left")
+    top = max(values + [_pct(v) for v in result.get("baselines", {}).values()] + [100 * paper.get("layer_1", 0)])
+    fig.update_layout(title=result.get("title", result["task"]), yaxis_title=f"{result.get('metric', 'accuracy')} (%)",
+                      yaxis_range=[0, min(105, top + 12)], height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def weights_figure(report: dict) -> go.Figure:
+    """The learned s per task, grouped by layer."""
+    fig = go.Figure()
+    for task, result in report["tasks"].items():
+        s = result["s"]
+        fig.add_trace(go.Bar(x=[f"s_{j} (layer {j})" for j in range(len(s))], y=[round(v, 3) for v in s],
+                             name=TASK_NAMES.get(task, task), marker_color=TASK_COLOURS.get(task),
+                             text=[f"{v:.2f}" for v in s], textposition="outside",
+                             hovertemplate="%{x}: %{y:.3f}<extra>" + TASK_NAMES.get(task, task) + "</extra>"))
+    n = max((len(r["s"]) for r in report["tasks"].values()), default=3)
+    fig.add_hline(y=1 / n, line_dash="dot", line_color="#888", annotation_text=f"equal weights 1/{n}")
+    fig.update_layout(title="Learned layer weights s (each task's s sums to 1)", barmode="group",
+                      yaxis_range=[0, 1.05], height=360, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def summary_rows(report: dict) -> list[dict]:
+    """One row per task for a table: ours per layer and mix, baselines, the paper, the data used."""
+    rows = []
+    for result in report["tasks"].values():
+        row = {"task": result.get("title", result["task"])}
+        row.update({f"layer {j}": _pct(v) for j, v in enumerate(result["layers"])})
+        row["learned mix"] = _pct(result["mix_learned"])
+        row["learned s"] = " / ".join(f"{v:.2f}" for v in result["s"])
+        row["baselines"] = ", ".join(f"{k} {_pct(v)}" for k, v in result.get("baselines", {}).items())
+        paper = result.get("paper") or {}
+        row["paper layer 1 / 2"] = f"{_pct(paper['layer_1'])} / {_pct(paper['layer_2'])}" if paper else ""
+        d = result.get("data", {})
+        row["data used"] = f"{d.get('n_train', '?')} train / {d.get('n_test', '?')} test"
+        rows.append(row)
+    return rows

@@ -1,0 +1,370 @@
+"""Speed of the explorer's server-side work, measured with the app's own logic (no Streamlit, no browser).
+
+Usage:
+    python benchmarks/app_speed.py [--checkpoint DIR | --options options.json --weights weights.hdf5]
+                                   [--device cpu] [--occurrences 200] [--moves 20] [--trials 5]
+
+Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
+(``Embedder.default()``, assets/default) when it exists, else the tiny fixture model (printed).
+
+(a) slider path: everything ``live_view`` in app/pages/explorer.py recomputes when a weight slider moves
+    (scalar mix, warm-started projection + Procrustes, the three figures and their JSON as st.plotly_chart
+    sends it, layer-0 / mix / reference neighbours, the four similarity matrices, the mix's separation
+    score), for --occurrences occurrences of one word, one per sentence, without labels (the costlier
+    separation path) and with two labels; median and per-phase medians over --moves moves, after warm-up.
+(b) a new set of 20 labelled sentences to its first full view: tokenizing, picking the word, the biLM on
+    the new sentences (empty activation cache), finding + tokenizing + embedding the word's reference-corpus
+    sentences, then the first view (a fresh projection, all separation scores); median over --trials.
+(c) UMAP: import + first fit in a fresh process (numba JIT) vs the same fit warm, and the warm-started refit.
+
+The phases below mirror ``live_view`` / ``main`` of the page step by step; keep them in sync when the page
+changes. Streamlit's own overhead (script rerun, websocket, browser rendering) is not included.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import plotly.io as pio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app import explore as ex  # noqa: E402
+from app import figures  # noqa: E402
+from app.examples import EXAMPLE_SETS  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
+REFERENCE = ROOT / "assets" / "reference_sentences.txt"
+MAX_REFERENCE_SENTENCES = 100  # as app/resources.py
+K = 10  # neighbours shown (the page's default)
+
+EXTRA_BANK = """\
+[river] Children skipped stones from the bank of the lake.
+[river] The heron stood motionless on the far bank.
+[river] Reeds covered the bank where the ducks nested.
+[river] Heavy rain had eroded the steep bank.
+[money] The bank approved our mortgage after a week.
+[money] She transferred the money to her bank in Zurich.
+[money] The bank charges a fee for every transfer.
+[money] A bank manager called me about the loan.
+"""
+
+
+# ---- model ------------------------------------------------------------------------------------------------
+def load_model(args):
+    from elmo_core import Embedder
+    if args.checkpoint:
+        return Embedder.from_checkpoint(args.checkpoint, device=args.device), f"checkpoint {args.checkpoint}"
+    if args.options and args.weights:
+        return Embedder.from_elmo_files(args.options, args.weights, device=args.device), f"ELMo files {args.weights}"
+    if (ROOT / "assets" / "default" / "model.safetensors").is_file():
+        return Embedder.default(device=args.device), "default model (assets/default)"
+    return (Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device=args.device),
+            "tiny fixture model (assets/default/model.safetensors is missing)")
+
+
+# ---- reference corpus (as app/resources.reference_matches, without Streamlit's cache) ---------------------
+def reference_lines() -> list[str]:
+    if not REFERENCE.is_file():
+        return []
+    with open(REFERENCE, encoding="utf-8", errors="replace") as f:
+        return [" ".join(line.split()) for line in f if line.strip()]
+
+
+def reference_tokens(word: str, lines: list[str]) -> list[tuple[str, ...]]:
+    import streamlit.logger
+    streamlit.logger.set_log_level("error")  # "No runtime found" warnings: we bypass its cache on purpose
+    from app.resources import reference_matches
+    if not REFERENCE.is_file():
+        return []
+    hits, _ = reference_matches.__wrapped__(str(REFERENCE), REFERENCE.stat().st_mtime, word, False,
+                                            MAX_REFERENCE_SENTENCES)
+    return hits
+
+
+# ---- the page's work --------------------------------------------------------------------------------------
+class Timer:
+    def __init__(self):
+        self.phases: dict[str, float] = {}
+
+    def __call__(self, name: str):
+        timer = self
+
+        class _Phase:
+            def __enter__(self):
+                self.start = time.perf_counter()
+
+            def __exit__(self, *exc):
+                timer.phases[name] = timer.phases.get(name, 0.0) + time.perf_counter() - self.start
+        return _Phase()
+
+
+def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTable | None, state: dict,
+                timer: Timer, gamma: float = 1.0, layer_norm: bool = False) -> None:
+    """What one run of ``live_view`` computes (projection "auto", no context words, query #1, k = 10)."""
+    lines = table.lines
+    n = len(occurrences)
+    num_layers = table.num_layers
+    with timer("mix"):
+        mixed = table.mix(w, gamma, layer_norm)
+        rows = table.rows(occurrences)
+        x = mixed[rows]
+    with timer("projection"):
+        signature = ("model", tuple(rows.tolist()), ())
+        proj = ex.project(x, "auto", state.get("layout"), seed=0, umap_state="ready")
+        state["layout"] = proj.coords
+    query = 0
+    has_labels = any(o.label for o in occurrences)
+    with timer("map figure"):
+        fig_map = None
+        if proj.coords is not None:
+            fig_map = figures.contexts_map(proj.coords[:n], occurrences, lines, "label" if has_labels else "sentence",
+                                           selected=query, context_coords=None, context_rows=[],
+                                           revision=str(hash(signature)))
+    with timer("neighbours"):
+        q_row = int(rows[query])
+        q_occ = occurrences[query]
+        layer0 = table.layers(False)[0]
+        tokens = [table.token(r) for r in range(table.num_tokens)]
+        vectors = layer0
+        if ref is not None:
+            tokens += [ref.token(r) for r in range(ref.num_tokens)]
+            vectors = np.concatenate([layer0, ref.layers(False)[0]])
+        types, type_vecs = ex.unique_types(tokens, vectors)
+        exclude = [i for i, t in enumerate(types) if t == q_occ.token]
+        ex.cosine_neighbours(layer0[q_row], type_vecs, K, exclude)
+        cand = np.array([r for r in range(table.num_tokens) if r != q_row and ex.is_wordlike(table.token(r))],
+                        dtype=np.int64)
+        found = ex.cosine_neighbours(mixed[q_row], mixed[cand], K)
+        for nb in found:
+            r = int(cand[nb.index])
+            li = int(table.line_of_row[r])
+            (table.token(r), lines[li].label or "", nb.similarity, ex.highlight_parts(lines[li].tokens, r - int(table.offsets[li]), 6))
+        if ref is not None:
+            ref_occ = ex.find_occurrences(ref.lines, word, False)
+            ref_rows = ref.rows(ref_occ)
+            ref_mixed = ref.mix(w, gamma, layer_norm)[ref_rows]
+            ex.cosine_neighbours(mixed[q_row], ref_mixed, K)
+    fig_heat = fig_sep = None
+    if n >= 2:
+        with timer("similarity matrices"):
+            order = sorted(range(n), key=lambda i: (occurrences[i].label or "", i))
+            shown = order if n <= 150 else [order[i] for i in np.linspace(0, n - 1, 150).round().astype(int)]
+            layers = table.layers(layer_norm)
+            names = [f"layer {j}" for j in range(num_layers)] + ["ELMo mix"]
+            vecs = [layers[j][rows] for j in range(num_layers)] + [mixed[rows]]
+            panels = [(name, ex.cosine_matrix(v[shown])) for name, v in zip(names, vecs)]
+            ticks = [f"{occurrences[i].label or ''} #{i + 1}".strip() for i in shown]
+        with timer("heatmap figure"):
+            fig_heat = figures.similarity_heatmaps(panels, ticks)
+        with timer("separation"):
+            labels = [o.label for o in occurrences]
+            memo_key = (signature, layer_norm)
+            if state.get("sep_key") != memo_key:  # per-layer scores: once per word and input, as the page
+                state["sep_key"] = memo_key
+                state["sep"] = [ex.separation(vecs[j], labels) for j in range(num_layers)]
+            scores = state["sep"] + [ex.separation(vecs[-1], labels)]
+        with timer("separation figure"):
+            if not all(s.silhouette is None and s.knn_accuracy is None for s in scores):
+                fig_sep = figures.separation_chart(names, scores)
+    with timer("export"):
+        table.layers(False)[:, table.rows(occurrences)]
+    with timer("figure JSON"):  # what st.plotly_chart does with each figure before sending it
+        for fig in (fig_map, fig_heat, fig_sep):
+            if fig is not None:
+                pio.to_json(fig, validate=False)
+
+
+# ---- (a) slider path --------------------------------------------------------------------------------------
+def occurrence_set(n_occ: int, labelled: bool) -> tuple[list[ex.Line], str]:
+    """``n_occ`` reference-corpus sentences that contain "the" exactly once (one occurrence per sentence,
+    about 20 tokens each); with ``labelled``, two made-up labels alternate (the scores' cost, not meaning)."""
+    from elmo_core.tokenize import tokenize
+    lines = []
+    for text in reference_lines():
+        toks = tokenize(text)[: ex.MAX_TOKENS_PER_LINE]
+        if sum(t.casefold() == "the" for t in toks) == 1 and 8 <= len(toks) <= 40:
+            label = ("a" if len(lines) % 2 else "b") if labelled else None
+            lines.append(ex.Line(text, label, tuple(toks)))
+            if len(lines) == n_occ:
+                break
+    if len(lines) < n_occ:
+        raise SystemExit(f"only {len(lines)} suitable reference sentences for {n_occ} occurrences")
+    return lines, "the"
+
+
+def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=False):
+    cache = ex.ActivationCache(2**31)
+    lines, word = occurrence_set(n_occ, labelled)
+    acts, _ = cache.get_many(model_key, embedder.embed_batch, [ln.tokens for ln in lines])
+    table = ex.TokenTable(lines, acts)
+    occurrences = ex.find_occurrences(lines, word)
+    ref_toks = reference_tokens(word, ref_lines)
+    ref = None
+    if ref_toks:
+        ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
+        ref = ex.TokenTable([ex.Line(" ".join(t), None, tuple(t)) for t in ref_toks], ref_acts)
+    state: dict = {}
+    num_layers = table.num_layers
+    rng = np.random.default_rng(0)
+    full_update(table, occurrences, word, [0.0] * num_layers, ref, state, Timer())  # first view + warm-up
+    full_update(table, occurrences, word, [0.1] + [0.0] * (num_layers - 1), ref, state, Timer())
+    totals, per_phase = [], []
+    w = [0.0] * num_layers
+    for _ in range(moves):
+        j = int(rng.integers(num_layers))
+        w[j] = float(np.clip(w[j] + rng.choice([-0.5, 0.5]), *ex.W_RANGE))  # one slider, a few steps
+        timer = Timer()
+        start = time.perf_counter()
+        full_update(table, occurrences, word, list(w), ref, state, timer)
+        totals.append(time.perf_counter() - start)
+        per_phase.append(timer.phases)
+    phases = {name: statistics.median(p.get(name, 0.0) for p in per_phase) for name in per_phase[0]}
+    if profile:
+        import cProfile
+        import pstats
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(moves):
+            j = int(rng.integers(num_layers))
+            w[j] = float(np.clip(w[j] + rng.choice([-0.5, 0.5]), *ex.W_RANGE))
+            full_update(table, occurrences, word, list(w), ref, state, Timer())
+        prof.disable()
+        print(f"cProfile of {moves} slider moves ({'labelled' if labelled else 'unlabelled'}), by cumulative time:")
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+    return statistics.median(totals), phases, table.num_tokens, len(occurrences), ref
+
+
+# ---- (b) new sentences to first full view ----------------------------------------------------------------
+def first_view(embedder, model_key, trials, ref_lines):
+    text = EXAMPLE_SETS["bank"].text + EXTRA_BANK
+    results = []
+    for trial in range(trials):
+        timer = Timer()
+        cache = ex.ActivationCache(2**30)  # a new set: nothing cached
+        start = time.perf_counter()
+        with timer("tokenize"):
+            parsed = ex.parse_input(text)
+            ex.word_counts(parsed.lines)
+            word = ex.suggest_word(parsed.lines)
+            occurrences = ex.find_occurrences(parsed.lines, word)
+        with timer("biLM (new sentences)"):
+            acts, computed = cache.get_many(model_key, embedder.embed_batch, [ln.tokens for ln in parsed.lines])
+            table = ex.TokenTable(parsed.lines, acts)
+        with timer("reference (find + tokenize + biLM)"):
+            ref_toks = reference_tokens(word, ref_lines)
+            ref = None
+            if ref_toks:
+                ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
+                ref = ex.TokenTable([ex.Line(" ".join(t), None, tuple(t)) for t in ref_toks], ref_acts)
+        view = Timer()
+        with timer("first view (projection, figures, scores)"):
+            full_update(table, occurrences, word, [0.0] * table.num_layers, ref, {}, view)
+        total = time.perf_counter() - start
+        if trial == 0:
+            info = dict(sentences=len(parsed.lines), occurrences=len(occurrences), word=word,
+                        reference=len(ref_toks), computed=computed)
+        results.append((total, timer.phases))
+    total = statistics.median(r[0] for r in results)
+    phases = {name: statistics.median(r[1][name] for r in results) for name in results[0][1]}
+    return total, phases, info
+
+
+# ---- (c) UMAP cold vs warm --------------------------------------------------------------------------------
+UMAP_CHILD = r"""
+import json, time, warnings
+import numpy as np
+t0 = time.perf_counter()
+import umap
+t1 = time.perf_counter()
+x = np.random.default_rng(0).normal(size=(200, 256)).astype(np.float32)
+def fit(init="pca", n_epochs=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return umap.UMAP(n_components=2, n_neighbors=15, min_dist=0.1, metric="cosine", random_state=0,
+                         init=init, n_epochs=n_epochs).fit_transform(x)
+a = time.perf_counter(); first = fit(); b = time.perf_counter()
+fit(); c = time.perf_counter()
+fit(init=first.astype(np.float64), n_epochs=60); d = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "first": b - a, "warm": c - b, "refit": d - c}))
+"""
+
+
+def umap_cold_warm():
+    out = subprocess.run([sys.executable, "-c", UMAP_CHILD], capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ---- main -------------------------------------------------------------------------------------------------
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--checkpoint", help="our checkpoint dir (options.json + model.safetensors)")
+    p.add_argument("--options", help="published ELMo options.json (with --weights)")
+    p.add_argument("--weights", help="published ELMo weights.hdf5 (with --options)")
+    p.add_argument("--device", default=None, help="cpu, cuda, ... (default: GPU when there is one, as the app)")
+    p.add_argument("--occurrences", type=int, default=200)
+    p.add_argument("--moves", type=int, default=20)
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--skip-umap-process", action="store_true", help="skip (c)")
+    p.add_argument("--phases", action="store_true", help="print every phase's median, not only the largest")
+    p.add_argument("--profile", action="store_true",
+                   help="also run the unlabelled slider moves under cProfile and print the top functions")
+    args = p.parse_args(argv)
+    if bool(args.options) != bool(args.weights):
+        p.error("--options and --weights go together")
+
+    import torch
+    embedder, source = load_model(args)
+    print(f"model: {source}; {embedder.num_layers} layers x {embedder.dim}, {embedder.num_parameters:,} "
+          f"parameters, device {embedder.device}; torch threads {torch.get_num_threads()}, CPUs {os.cpu_count()}")
+    embedder.embed_batch([["A", "warm", "up", "sentence", "."]] * 4)
+    warm = ex.UmapWarmUp()
+    warm.run_now()
+    print(f"in-process UMAP warm-up (the app runs it in a background thread at start-up): {warm.seconds:.1f} s "
+          f"({warm.state})")
+    ref_lines = reference_lines()
+    model_key = "bench"
+
+    rows = []
+    for labelled in (False, True):
+        med, phases, n_tokens, n_occ, ref = slider_path(embedder, model_key, args.occurrences, args.moves, labelled,
+                                                         ref_lines, args.profile and not labelled)
+        what = "two labels" if labelled else "no labels"
+        rows.append((f"(a) slider move, {n_occ} occurrences ({what}), {n_tokens} tokens, "
+                     f"{0 if ref is None else ref.num_tokens} reference tokens; median of {args.moves}",
+                     ms(med), "300 ms", phases))
+    total, phases, info = first_view(embedder, model_key, args.trials, ref_lines)
+    rows.append((f"(b) new set of {info['sentences']} sentences -> first full view ('{info['word']}', "
+                 f"{info['occurrences']} occurrences, {info['reference']} reference sentences embedded); "
+                 f"median of {args.trials}", ms(total), "3 s", phases))
+    if not args.skip_umap_process:
+        u = umap_cold_warm()
+        rows.append(("(c) UMAP in a fresh process: import umap", ms(u["import"]), "", {}))
+        rows.append(("(c) UMAP first fit in a fresh process (numba JIT), n = 200", ms(u["first"]), "background", {}))
+        rows.append(("(c) UMAP same fit, warm", ms(u["warm"]), "", {}))
+        rows.append(("(c) UMAP warm-started refit (60 epochs), n = 200", ms(u["refit"]), "", {}))
+
+    print()
+    print("| case | time | target | largest parts (median) |")
+    print("|---|---|---|---|")
+    for name, value, target, parts in rows:
+        top = sorted(parts.items(), key=lambda kv: -kv[1])[:None if args.phases else 4]
+        print(f"| {name} | {value} | {target} | {', '.join(f'{k} {ms(v)}' for k, v in top)} |")
+    print()
+    print("command: python " + " ".join([os.path.relpath(__file__, ROOT)] + (argv if argv is not None else sys.argv[1:])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""One real-browser test: the running Streamlit app driven by headless Chromium (Debian's, never a download).
+
+It starts ``streamlit run app/streamlit_app.py`` on a free port with the tiny fixture biLM, types sentences
+into the text area, picks a word, moves a layer-weight slider with the keyboard and checks that the shown
+s_j and the map's point coordinates changed; then it saves a screenshot (pytest's tmp path, and
+``$ELMO_SCREENSHOT_DIR`` when set).
+
+Needs /usr/bin/chromium and /usr/bin/chromedriver (Debian packages ``chromium`` and ``chromium-driver``).
+Without them the test is skipped, unless ``ELMO_REQUIRE_BROWSER=1`` (CI), where it fails instead.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROME_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                "--window-size=1400,2600"]
+STARTUP_TIMEOUT = 60  # server start (imports torch, streamlit) on a busy 2-core machine
+STEP_TIMEOUT = 30  # one rerun of the page in the browser
+
+# "bank" occurs most often, so the app suggests it; the test then picks "light" by hand.
+SENTENCES = """[money] The bank raised its rates.
+[money] I paid the cheque into the bank.
+[money] The bank closed my account.
+[river] We sat on the bank of the river in the light of the moon.
+[river] The river bank was muddy.
+[river] Willows grow along the bank.
+[lamp] Turn on the light please.
+[lamp] The light in the kitchen is broken.
+[weight] This bag is light enough to carry.
+[weight] She packed a light suitcase."""
+
+
+def _browser_missing() -> str | None:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -r requirements-test.txt)"
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not (os.path.isfile(p) and os.access(p, os.X_OK))]
+    if missing:
+        return (f"{' and '.join(missing)} not found: install Debian's chromium and chromium-driver "
+                "(apt-get install chromium chromium-driver)")
+    return None
+
+
+def _skip_or_fail(reason: str) -> None:
+    if os.environ.get("ELMO_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"ELMO_REQUIRE_BROWSER=1 but the browser test cannot run: {reason}")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.read().decode().strip() == "ok"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    """The explorer on a free port with the tiny fixture model; stopped (whole process group) afterwards."""
+    port = _free_port()
+    env = dict(os.environ,
+               ELMO_EXPLORER_OPTIONS=str(FIXTURE / "options.json"),
+               ELMO_EXPLORER_WEIGHTS=str(FIXTURE / "lm_weights.hdf5"),
+               ELMO_EXPLORER_DEVICE="cpu",
+               ELMO_EXPLORER_UMAP_WARMUP="0",  # 5 points: the map is PCA anyway; no numba compile
+               ELMO_EXPLORER_REFERENCE=str(tmp_path / "no-reference.txt"))
+    for key in ("ELMO_EXPLORER_CHECKPOINT", "ELMO_EXPLORER_ALLOW_SERVER_PATHS"):
+        env.pop(key, None)
+    log = open(tmp_path / "streamlit.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while not _healthy(url):
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{(tmp_path / 'streamlit.log').read_text()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"no 'ok' from {url}/_stcore/health after {STARTUP_TIMEOUT} s:\n"
+                            f"{(tmp_path / 'streamlit.log').read_text()}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture
+def browser():
+    reason = _browser_missing()
+    if reason:
+        _skip_or_fail(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="elmo-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    # An explicit driver path means Selenium Manager is never run (it would try to download a driver).
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# ---- page helpers -------------------------------------------------------------------------------------------
+MAP_DATA_JS = """
+const g = document.querySelector('.js-plotly-plot');
+if (!g || !g._fullData) return null;
+return g._fullData.map(t => [t.name, Array.from(t.x || []), Array.from(t.y || [])]);
+"""
+
+
+def _wait(driver, what: str, condition, timeout: float = STEP_TIMEOUT):
+    """Poll ``condition(driver)`` until it returns something truthy; fail with the page's errors if not."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = condition(driver) if _idle(driver) else None
+        except StaleElementReferenceException:  # a rerun replaced the element: look again
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}; page errors: {_page_errors(driver)}")
+        time.sleep(0.25)
+
+
+def _page_errors(driver) -> list[str]:
+    from selenium.webdriver.common.by import By
+    return [e.text[:500] for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')]
+
+
+def _body_text(driver) -> str:
+    from selenium.webdriver.common.by import By
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+def _s_values(driver) -> list[str]:
+    """The displayed s_j = softmax(w)_j values, in order (the intro's "s_j = softmax(w)_j" does not match)."""
+    return [m.group(2) for m in re.finditer(r"s_(\d+) = softmax\(w\)_\1 = ([0-9.]+)", _body_text(driver))]
+
+
+def _idle(driver) -> bool:
+    """No script run in progress and no element left over (stale) from the previous run."""
+    from selenium.webdriver.common.by import By
+    return not driver.find_elements(By.CSS_SELECTOR,
+                                    '[data-testid="stStatusWidgetRunningIcon"], [data-stale="true"]')
+
+
+def _find(driver, css: str):
+    from selenium.webdriver.common.by import By
+    return _wait(driver, css, lambda d: (lambda found: found[0] if found else None)(
+        d.find_elements(By.CSS_SELECTOR, css)))
+
+
+def test_type_pick_slide_and_screenshot(app_url, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    d = browser
+    d.get(app_url + "/")
+    _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-sentences textarea"), 45)
+
+    # 1. type the sentences (Ctrl+Enter submits a text area)
+    area = _find(d, ".st-key-sentences textarea")
+    area.send_keys(Keys.CONTROL, "a")
+    area.send_keys(Keys.DELETE)
+    area.send_keys(SENTENCES)
+    area.send_keys(Keys.CONTROL, Keys.ENTER)
+    _wait(d, "the suggested word 'bank'", lambda d: "6 occurrence(s) of “bank”" in _body_text(d))
+
+    # 2. pick "light" in the word box (a combobox: type to filter, click the option)
+    box = _find(d, ".st-key-word input")
+    box.click()
+    box.send_keys("light")
+    option = _wait(d, "the option 'light'", lambda d: next(
+        (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith("light")), None))
+    option.click()
+    _wait(d, "the occurrences of 'light'", lambda d: "5 occurrence(s) of “light”" in _body_text(d))
+    before = _wait(d, "the map of 'light'", lambda d: (lambda data: data if data and any(
+        t[0] == "lamp" for t in data) else None)(d.execute_script(MAP_DATA_JS)))
+    s_before = _s_values(d)
+    assert s_before == ["0.333", "0.333", "0.333"], s_before
+    points_before = sum(len(t[1]) for t in before if t[0] != "neighbours query")
+    assert points_before == 5, before
+
+    # 3. move the top layer's slider with the keyboard: w_2 from 0.0 to 0.5
+    slider = _find(d, ".st-key-w_2 input[type=range]")
+    d.execute_script("arguments[0].focus();", slider)
+    for _ in range(5):
+        slider.send_keys(Keys.ARROW_RIGHT)
+    s_after = _wait(d, "new s_j after the slider move", lambda d: (lambda s: s if s and s != s_before else None)(
+        _s_values(d)))
+    assert s_after == ["0.274", "0.274", "0.452"], s_after  # softmax(0, 0, 0.5)
+    after = _wait(d, "the map to change", lambda d: (lambda data: data if data and data != before else None)(
+        d.execute_script(MAP_DATA_JS)))
+
+    # 4. the figure changed: same traces and points, moved coordinates
+    assert [t[0] for t in after] == [t[0] for t in before]
+    moved = max(abs(a - b) for ta, tb in zip(after, before) for a, b in zip(ta[1] + ta[2], tb[1] + tb[2]))
+    assert moved > 1e-6, (before, after)
+    assert not _page_errors(d)
+    _wait(d, "the new weights in the URL", lambda d: "w=0%2C0%2C0.5" in d.current_url)  # shareable view
+
+    # 5. screenshot of the page with the map
+    d.execute_script("document.querySelector('.js-plotly-plot').scrollIntoView({block: 'center'});")
+    time.sleep(0.5)  # let the scroll settle before the capture
+    shot = tmp_path / "explorer_browser.png"
+    assert d.save_screenshot(str(shot)), "the screenshot could not be saved"
+    assert shot.stat().st_size > 10_000
+    if os.environ.get("ELMO_SCREENSHOT_DIR"):
+        out = Path(os.environ["ELMO_SCREENSHOT_DIR"])
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, out / shot.name)
