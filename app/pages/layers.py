@@ -90,9 +90,9 @@ def results_section(report: dict, num_layers: int) -> None:
         st.markdown(report.get("note", ""))
         for result in tasks.values():
             d = result.get("data", {})
-            st.markdown(f"**{result.get('title', result['task'])}**: {d.get('source', '')}; split {d.get('split', '')}; "
-                        f"{d.get('subsample', '')}. Paper: {result['paper']['data']} ({result['paper']['metric']}). "
-                        f"Run time {result.get('seconds', '?')} s.")
+            st.markdown(f"**{result.get('title', result['task'])}**: {d.get('source', '')}; "
+                        f"split {d.get('split', '')}; {d.get('subsample', '')}. Paper: {result['paper']['data']} "
+                        f"({result['paper']['metric']}). Run time {result.get('seconds', '?')} s.")
         st.markdown("Baselines: *mfs* is the most frequent sense (or tag of the word form) in the training split; "
                     "*chance* picks one of the lemma's training senses at random; *majority* is the most common "
                     "tag. Layer scales (mean vector length per layer; the mix works on raw layers): "
