@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/app_speed.py [--checkpoint DIR | --options options.json --weights weights.hdf5]
                                    [--device cpu] [--occurrences 200] [--moves 20] [--trials 5]
-                                   [--parts abc] [--phases] [--profile]
+                                   [--threads N] [--parts abc] [--phases] [--profile]
 
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
 (``Embedder.default()``, assets/default) when it exists, else the tiny fixture model (printed).
@@ -325,6 +325,8 @@ def ms(seconds: float) -> str:
 def model_rows(args) -> list:
     """(a) and (b): load the model, warm up torch and UMAP in this process, then measure."""
     import torch
+    if args.threads:
+        torch.set_num_threads(args.threads)
     embedder, source = load_model(args)
     print(f"model: {source}; {embedder.num_layers} layers x {embedder.dim}, {embedder.num_parameters:,} "
           f"parameters, device {embedder.device}; torch threads {torch.get_num_threads()}, CPUs {os.cpu_count()}")
@@ -360,6 +362,9 @@ def main(argv=None) -> None:
     p.add_argument("--occurrences", type=int, default=200)
     p.add_argument("--moves", type=int, default=20)
     p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch threads for the biLM (default: torch's default, as the app). On a machine where "
+                        "another process keeps a core busy, 1 avoids waiting for the busy core at every step")
     p.add_argument("--parts", default="abc", help="which of (a), (b), (c) to run, e.g. --parts ac (default abc)")
     p.add_argument("--phases", action="store_true", help="print every phase's median, not only the largest")
     p.add_argument("--profile", action="store_true",
