@@ -44,6 +44,8 @@ class TrainConfig:
     max_sentence_tokens: int = 60  # longer sentences are skipped in training
     lr: float = 2e-3
     warmup_steps: int = 300
+    decay_start: int = 0  # from this step the learning rate falls linearly to min_lr_ratio * lr at max_steps (0 = constant)
+    min_lr_ratio: float = 0.1
     weight_decay: float = 0.0
     dropout: float = 0.1
     clip_norm: float = 1.0
@@ -63,6 +65,15 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"{path}: unknown config keys {sorted(unknown)}")
         return cls(**data)
+
+
+def learning_rate(cfg: TrainConfig, step: int) -> float:
+    """Linear warm-up, constant, then (with ``decay_start``) a linear decay to ``min_lr_ratio * lr`` at ``max_steps``."""
+    lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup_steps)
+    if cfg.decay_start and step >= cfg.decay_start and cfg.max_steps > cfg.decay_start:
+        done = min(1.0, (step - cfg.decay_start) / (cfg.max_steps - cfg.decay_start))
+        lr *= 1.0 - (1.0 - cfg.min_lr_ratio) * done
+    return lr
 
 
 def read_sentences(path: Path, limit: int = 0) -> list[list[str]]:
@@ -273,7 +284,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 idx = batches[meta["batch_in_epoch"] + rank]
                 char_ids, words = make_batch([train_sents[i] for i in idx], vocab)
                 t0 = time.time()
-                lr = cfg.lr * min(1.0, (meta["step"] + 1) / cfg.warmup_steps)
+                lr = learning_rate(cfg, meta["step"])
                 for group in optimizer.param_groups:
                     group["lr"] = lr
                 with autocast:

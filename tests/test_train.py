@@ -87,3 +87,13 @@ def test_ddp_two_cpu_processes(corpus, tmp_path):
     # so after 4 steps both epochs are complete and the position is the start of epoch 2.
     assert (meta["step"], meta["epoch"], meta["batch_in_epoch"]) == (4, 2, 0)
     assert meta["tokens_seen"] > 0
+
+
+def test_learning_rate_schedule(corpus, tmp_path):
+    from elmo_core.train import learning_rate
+
+    cfg = make_cfg(corpus, tmp_path, lr=1.0, warmup_steps=10, decay_start=100, max_steps=200, min_lr_ratio=0.1)
+    assert learning_rate(cfg, 0) == pytest.approx(0.1)
+    assert learning_rate(cfg, 50) == 1.0
+    assert learning_rate(cfg, 150) == pytest.approx(0.55)
+    assert learning_rate(cfg, 200) == pytest.approx(0.1)
