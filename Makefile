@@ -11,8 +11,9 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 # A stamp per requirements file, so a second `make app` starts at once.
-$(VENV)/.installed: requirements.txt | $(BIN)/python
+$(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .   # elmo_core importable anywhere in the venv, plus the console scripts
 	touch $@
 
 $(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed

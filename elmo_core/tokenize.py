@@ -1,14 +1,18 @@
 """Moses-style English tokenization, shared by the corpus builder, the CLI and the app.
 
 The 1B Word Benchmark that ELMo was trained on was tokenized with the Moses tokenizer, so we use
-sacremoses (a maintained port) with the same conventions: punctuation split off, ``n't`` kept as a
-separate token, no HTML escaping (``&`` stays ``&``).
+sacremoses (a maintained port) with the same conventions: punctuation split off, clitics such as ``'s``
+kept as separate tokens, no HTML escaping (``&`` stays ``&``).
 """
 from __future__ import annotations
 
 import functools
+import re
 
 from sacremoses import MosesTokenizer
+
+# A clitic standing alone after a space, as in text that is already tokenized ("industry 's").
+_DETACHED_CLITIC = re.compile(r"(?:^|\s)'(s|re|ve|ll|d|m|t)(?=\s|$)", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -23,8 +27,9 @@ def tokenize(text: str) -> list[str]:
         text: one sentence (str). Newlines are treated as spaces.
 
     Returns:
-        list[str]: tokens, e.g. ``"Don't go."`` -> ``["Don", "'t", "go", "."]``. Empty or
-        whitespace-only text gives ``[]``.
+        list[str]: tokens, e.g. ``"John's book."`` -> ``["John", "'s", "book", "."]``. Empty or
+        whitespace-only text gives ``[]``. Text that is already tokenized keeps its clitics
+        (``"industry 's"`` -> ``["industry", "'s"]``), where plain Moses would give ``"'", "s"``.
 
     Raises:
         TypeError: if ``text`` is not a str.
@@ -34,4 +39,14 @@ def tokenize(text: str) -> list[str]:
     text = " ".join(text.split())
     if not text:
         return []
-    return _moses().tokenize(text, escape=False, aggressive_dash_splits=False)
+    tokens = _moses().tokenize(text, escape=False, aggressive_dash_splits=False)
+    detached = {m.group(1).lower() for m in _DETACHED_CLITIC.finditer(text)}
+    if not detached:
+        return tokens
+    merged: list[str] = []
+    for token in tokens:
+        if merged and merged[-1] == "'" and token.lower() in detached:
+            merged[-1] = "'" + token
+        else:
+            merged.append(token)
+    return merged
