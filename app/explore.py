@@ -76,17 +76,24 @@ class ParsedInput:
 
 
 def decode_upload(data: bytes, name: str = "file") -> str:
-    """Text of an uploaded .txt file (UTF-8, BOM allowed).
+    """Text of an uploaded .txt file (UTF-8, BOM allowed; UTF-16 when it starts with a UTF-16 BOM).
 
     Raises:
         ValueError: the bytes are not UTF-8 text (e.g. a binary file), with a message for the user.
     """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a byte-order mark (e.g. Windows "Unicode")
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise ValueError(f"{name} starts like UTF-16 text but cannot be decoded as UTF-16; "
+                             "upload a UTF-8 .txt file with one sentence per line") from None
     if b"\x00" in data[:65536]:
         raise ValueError(f"{name} looks like a binary file (it contains NUL bytes); upload a UTF-8 .txt file")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{name} is not UTF-8 text (byte {err.start} cannot be decoded); "
+        raise ValueError(f"{name} is not UTF-8 text (byte {err.start + 1} of the file, value 0x{data[err.start]:02x}, "
+                         "cannot be decoded; perhaps Latin-1 or Windows-1252); "
                          "upload a UTF-8 .txt file with one sentence per line") from None
 
 
@@ -465,6 +472,28 @@ def l2_normalise(x: np.ndarray) -> np.ndarray:
     return x / np.where(norms > 0, norms, 1.0)
 
 
+SAME_VECTOR_TOL = 1e-6  # max pairwise cosine distance below which vectors count as one (float noise)
+
+
+def nearly_identical(x: np.ndarray, tol: float = SAME_VECTOR_TOL) -> bool:
+    """True when the rows of ``x`` (n >= 2) all point the same way up to float noise: max pairwise cosine
+    distance < ``tol``. E.g. layer 0 (context-free): every occurrence of one spelling gets the same vector, and
+    the "layer 0 only" mix (s_0 = 0.99991, not exactly 1) leaves only tiny residues from layers 1 and 2.
+
+    Uses the bound 1 - cos(a, b) = |a - b|^2 / 2 <= 2 max_i |x_i - c|^2 for unit rows and their mean c
+    (O(n D) instead of all pairs); it only errs towards "not identical". Zero rows never count as identical.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) < 2:
+        return False
+    norms = np.linalg.norm(x, axis=1)
+    if not np.all(norms > 0):
+        return False
+    unit = x / norms[:, None]
+    centre = unit.mean(axis=0)
+    return float(2.0 * np.max(np.sum((unit - centre) ** 2, axis=1))) < tol
+
+
 def pca_2d(x: np.ndarray) -> np.ndarray:
     """(n, 2) coordinates on the first two principal components (zeros where the data has no variance)."""
     xc = x.astype(np.float64) - x.mean(axis=0, keepdims=True)
@@ -731,7 +760,7 @@ def view_to_query(view: View) -> dict[str, str]:
     params: dict[str, str] = {}
     if view.example:
         params["ex"] = view.example
-    elif view.text and len(view.text) <= MAX_URL_TEXT:
+    elif view.text and text_fits_link(view):
         params["s"] = view.text
     if view.word:
         params["word"] = view.word
@@ -748,6 +777,11 @@ def view_to_query(view: View) -> dict[str, str]:
     if view.context:
         params["ctx"] = "1"
     return params
+
+
+def text_fits_link(view: View) -> bool:
+    """Whether a link made by ``view_to_query`` reopens the view's sentences (an example set's, or short text)."""
+    return bool(view.example) or not view.text or len(view.text) <= MAX_URL_TEXT
 
 
 def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | None = None) -> View:

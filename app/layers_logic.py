@@ -157,6 +157,16 @@ def _pct(v: float) -> float:
     return round(100 * v, 1)
 
 
+# room above the plot for the title below the plotly toolbar, and on the right for the baseline labels
+MARGIN = dict(l=10, r=80, t=80, b=10)
+
+
+def _right_label(fig: go.Figure, y: float, text: str) -> None:
+    """A dotted line's label outside the plot, right of its end, so it covers no bar label or title."""
+    fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=y, yref="y", text=text, showarrow=False,
+                       font=dict(size=11, color="#555"))
+
+
 def task_figure(result: dict) -> go.Figure:
     """Accuracy per layer and for the learned mix (bars), baselines (dotted lines), the paper's layer 1 and 2
     values (diamonds, other data and model)."""
@@ -173,11 +183,11 @@ def task_figure(result: dict) -> go.Figure:
                                  name="paper (other data and model)",
                                  hovertemplate="paper, %{x}: %{y:.1f}<extra></extra>"))
     for name, value in result.get("baselines", {}).items():
-        fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888",
-                      annotation_text=f"{name} {_pct(value):.1f}", annotation_position="top left")
+        fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888")
+        _right_label(fig, _pct(value), f"{name} {_pct(value):.1f}")
     top = max(values + [_pct(v) for v in result.get("baselines", {}).values()] + [100 * paper.get("layer_1", 0)])
     fig.update_layout(title=result.get("title", result["task"]), yaxis_title=f"{result.get('metric', 'accuracy')} (%)",
-                      yaxis_range=[0, min(105, top + 12)], height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      yaxis_range=[0, min(105, top + 12)], height=400, margin=MARGIN,
                       legend=dict(orientation="h", y=-0.15))
     return fig
 
@@ -192,9 +202,10 @@ def weights_figure(report: dict) -> go.Figure:
                              text=[f"{v:.2f}" for v in s], textposition="outside",
                              hovertemplate="%{x}: %{y:.3f}<extra>" + TASK_NAMES.get(task, task) + "</extra>"))
     n = max((len(r["s"]) for r in report["tasks"].values()), default=3)
-    fig.add_hline(y=1 / n, line_dash="dot", line_color="#888", annotation_text=f"equal weights 1/{n}")
+    fig.add_hline(y=1 / n, line_dash="dot", line_color="#888")
+    _right_label(fig, 1 / n, f"equal 1/{n}")
     fig.update_layout(title="Learned layer weights s (each task's s sums to 1)", barmode="group",
-                      yaxis_range=[0, 1.05], height=360, margin=dict(l=10, r=10, t=50, b=10),
+                      yaxis_range=[0, 1.05], height=380, margin=MARGIN,
                       legend=dict(orientation="h", y=-0.15))
     return fig
 

@@ -6,7 +6,8 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
     ELMO_EXPLORER_OPTIONS + ELMO_EXPLORER_WEIGHTS   published-format model to use instead of the default
     ELMO_EXPLORER_CHECKPOINT                        our format (dir with options.json + model.safetensors)
     ELMO_EXPLORER_DEVICE                            "cpu", "cuda", ... (default: GPU when there is one)
-    ELMO_EXPLORER_REFERENCE                         reference sentences, one per line
+    ELMO_EXPLORER_REFERENCE                         reference sentences, one per line, already tokenized
+                                                    (tokens separated by spaces)
                                                     (default assets/reference_sentences.txt)
     ELMO_EXPLORER_ALLOW_SERVER_PATHS=1              allow loading weights from paths on the server
     ELMO_EXPLORER_UMAP_WARMUP=0                     do not compile UMAP in the background (tests)
@@ -126,12 +127,21 @@ def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name
     folder.mkdir(parents=True, exist_ok=True)
     safe_name = re.sub(r"[^A-Za-z0-9._-]", "_", weights_name)[:100] or "weights"
     (folder / "options.json").write_bytes(options_bytes)
-    if safe_name.endswith(".safetensors"):
-        (folder / "model.safetensors").write_bytes(weights_bytes)
-        e = Embedder.from_checkpoint(folder, device=_device())
-    else:
-        (folder / safe_name).write_bytes(weights_bytes)
-        e = Embedder.from_elmo_files(folder / "options.json", folder / safe_name, device=_device())
+    try:
+        if safe_name.endswith(".safetensors"):
+            (folder / "model.safetensors").write_bytes(weights_bytes)
+            e = Embedder.from_checkpoint(folder, device=_device())
+        else:
+            (folder / safe_name).write_bytes(weights_bytes)
+            e = Embedder.from_elmo_files(folder / "options.json", folder / safe_name, device=_device())
+    except Exception as err:  # name the user's file, not our temporary folder
+        message = str(err)
+        for internal in (str(folder / "model.safetensors"), str(folder / safe_name), str(folder / "options.json"),
+                         str(folder), folder.name):
+            message = message.replace(internal, weights_name)
+        if message.startswith(weights_name):
+            message = message[len(weights_name):].lstrip(":; ")
+        raise ValueError(f"{weights_name} (with the uploaded options.json): {message}") from err
     e.name = weights_name
     model = LoadedModel(key, e, f"uploaded: {weights_name}")
     model_registry().add(model)
@@ -232,8 +242,10 @@ def reference_size() -> int:
 def reference_matches(path: str, mtime: float, word: str, inflections: bool,
                       limit: int = MAX_REFERENCE_SENTENCES) -> tuple[list[tuple[str, ...]], int]:
     """Tokenized reference sentences that contain the word (at most ``limit``, spread evenly over the
-    corpus), and how many sentences contain it in all (by a whole-word text search)."""
-    from elmo_core.tokenize import tokenize
+    corpus), and how many sentences contain it in all (by a whole-word text search).
+
+    The reference file is stored already tokenized (space-separated Moses tokens), so lines are split on
+    whitespace; tokenizing them again would break tokens such as "'s" into "' s"."""
     forms = word_forms(word, inflections)
     if not word.strip():
         return [], 0
@@ -241,10 +253,10 @@ def reference_matches(path: str, mtime: float, word: str, inflections: bool,
     pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
     candidates = [line for line in _reference_lines(path, mtime) if pattern.search(line)]
     total = len(candidates)
-    if total > 2 * limit:  # tokenize only an even spread of the candidates
+    if total > 2 * limit:  # keep only an even spread of the candidates
         picks = np.linspace(0, total - 1, 2 * limit).round().astype(int)
         candidates = [candidates[i] for i in picks]
-    hits = [tuple(toks[:100]) for toks in map(tokenize, candidates) if any(t.casefold() in forms for t in toks[:100])]
+    hits = [tuple(toks[:100]) for toks in (line.split() for line in candidates) if any(t.casefold() in forms for t in toks[:100])]
     if len(hits) > limit:
         picks = np.linspace(0, len(hits) - 1, limit).round().astype(int)
         hits = [hits[i] for i in picks]

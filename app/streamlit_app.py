@@ -16,13 +16,17 @@ import streamlit as st  # noqa: E402
 
 from app import resources  # noqa: E402
 
-st.set_page_config(page_title="ELMo Explorer", page_icon=":material/scatter_plot:", layout="wide")
+# emoji icons: a ":material/...:" page icon makes the browser fetch it from fonts.gstatic.com
+st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide")
 resources.umap_warm_up()  # once per server process, in the background
 
-pages = [st.Page(HERE / "pages" / "explorer.py", title="Explorer", icon=":material/scatter_plot:", default=True)]
+pages = [st.Page(HERE / "pages" / "explorer.py", title="Explorer", icon="🔎", default=True)]
 if (HERE / "pages" / "layers.py").exists():
-    pages.append(st.Page(HERE / "pages" / "layers.py", title="Layers", icon=":material/layers:"))
+    pages.append(st.Page(HERE / "pages" / "layers.py", title="Layers", icon="📊"))
 navigation = st.navigation(pages)
+# which page the previous full run showed: a page that was just switched to re-sends its widget values
+st.session_state["_previous_page"] = st.session_state.get("_current_page")
+st.session_state["_current_page"] = navigation.url_path
 
 
 def _load_uploaded(options_file, weights_file) -> None:
@@ -37,7 +41,8 @@ def _load_uploaded(options_file, weights_file) -> None:
         st.sidebar.error(f"Could not load this model: {err}\n\nStill using **{previous.embedder.name}**.")
         return
     st.session_state["model_key"] = model.key
-    st.sidebar.success(f"Loaded {model.embedder.name}.")
+    st.session_state["_model_message"] = f"Loaded {model.embedder.name}."
+    st.rerun()  # the panel above was drawn with the previous model: draw it again with the new one
 
 
 def _load_server(options_path: str, weights_path: str) -> None:
@@ -49,13 +54,17 @@ def _load_server(options_path: str, weights_path: str) -> None:
         st.sidebar.error(f"Could not load this model: {err}\n\nStill using **{previous.embedder.name}**.")
         return
     st.session_state["model_key"] = model.key
-    st.sidebar.success(f"Loaded {model.embedder.name}.")
+    st.session_state["_model_message"] = f"Loaded {model.embedder.name}."
+    st.rerun()  # the panel above was drawn with the previous model: draw it again with the new one
 
 
 def model_panel():
     """Sidebar: which model, its size and device, the last run's timings, and loading another model."""
     with st.sidebar:
         st.header("Model")
+        message = st.session_state.pop("_model_message", None)
+        if message:
+            st.success(message)
         try:
             model, note = resources.current_model(st.session_state.get("model_key"))
         except Exception as err:
@@ -67,6 +76,10 @@ def model_panel():
             st.info(note)
         e = model.embedder
         st.markdown(f"**{e.name}**  \n{model.source}")
+        if model.key == "default":
+            st.caption("A small biLM trained for this app (model card: `assets/default/MODEL_CARD.md`). It is much "
+                       "weaker than the published ELMo models, so senses separate only modestly; load the "
+                       "published weights under “Load your own ELMo” below for the real thing.")
         c1, c2 = st.columns(2)
         c1.metric("parameters", f"{e.num_parameters / 1e6:.1f} M" if e.num_parameters >= 1e6 else f"{e.num_parameters:,}")
         c2.metric("layers × dim", f"{e.num_layers} × {e.dim}")

@@ -108,6 +108,7 @@ def test_first_visit_shows_the_play_example():
     data = at.session_state["_data"]
     assert len(data["rows"]) == 15 and data["coords"].shape == (15, 2)
     assert data["method"] == "pca"  # UMAP warm-up is off in tests: PCA with a note
+    assert not data["same_vector"]
     spec = map_spec(at)
     points = {t["name"]: len(values(t["x"])) for t in spec["data"]}
     assert points == {"baseball": 6, "theatre": 6, "verb": 3, "neighbours query": 1}
@@ -141,7 +142,11 @@ def test_typed_sentences_give_the_models_vectors(embedder):
 def test_presets_and_reset():
     at = start(ex="bank", word="bank")
     at.button(key="preset_bottom").click().run()
-    assert at.session_state["_data"]["s"][0] > 0.9999
+    data = at.session_state["_data"]
+    assert data["s"][0] > 0.9999
+    # layer 0 is context-free: one vector for all occurrences, drawn at one spot with a note (no noise map)
+    assert data["same_vector"] and np.ptp(data["coords"], axis=0).max() == 0.0
+    assert any("have the same vector here" in str(i.value) and "context-free" in str(i.value) for i in at.info)
     at.button(key="preset_top").click().run()
     assert at.session_state["_data"]["s"][2] > 0.9999
     at.checkbox(key="layer_norm").check().run()
@@ -149,6 +154,12 @@ def test_presets_and_reset():
     no_errors(at)
     np.testing.assert_allclose(at.session_state["_data"]["s"], [1 / 3] * 3)
     assert at.session_state["_data"]["gamma"] == 1.0 and not at.checkbox(key="layer_norm").value
+
+
+def test_unknown_example_set_in_link_is_reported():
+    at = start(ex="nope")
+    no_errors(at)
+    assert "unknown example set 'nope'" in warnings(at)
 
 
 def test_shared_link_restores_the_view():
@@ -212,6 +223,16 @@ def test_reference_corpus_neighbours(monkeypatch, tmp_path):
     assert len(ref_frame) == 2 and all("«bank»" in s for s in ref_frame["in context"])
 
 
+def test_reference_sentences_are_split_not_retokenized(tmp_path):
+    from app import resources
+    ref = tmp_path / "ref.txt"
+    ref.write_text("The industry 's bank closed .\nA bank ( the old one ) -- gone .\n")
+    hits, total = resources.reference_matches(str(ref), ref.stat().st_mtime, "bank", False)
+    assert total == 2
+    assert hits[0] == ("The", "industry", "'s", "bank", "closed", ".")
+    assert hits[1] == ("A", "bank", "(", "the", "old", "one", ")", "--", "gone", ".")
+
+
 # ---- bad input ---------------------------------------------------------------------------------------------
 def test_empty_box():
     at = start()
@@ -272,6 +293,7 @@ def test_thousands_of_lines_are_capped():
     no_errors(at)
     assert f"first {ex.MAX_LINES} of 2000 lines" in warnings(at)
     assert len(at.session_state["_data"]["rows"]) == ex.MAX_LINES
+    assert "too long to keep in the link" in warnings(at) and "s" not in at.query_params
 
 
 def test_only_punctuation():
@@ -298,3 +320,16 @@ def test_uploaded_model_bad_file_raises_and_good_file_loads():
     model = resources.load_uploaded_model(options, (FIXTURE / "lm_weights.hdf5").read_bytes(), "lm_weights.hdf5")
     assert model.key.startswith("upload:") and model.embedder.dim == 32
     assert resources.current_model(model.key)[0] is model
+
+
+
+def test_uploaded_model_error_names_the_users_file():
+    from safetensors.numpy import save
+
+    from app import resources
+    options = (ROOT / "assets" / "default" / "options.json").read_bytes()
+    with pytest.raises(ValueError) as info:
+        resources.load_uploaded_model(options, save({"x": np.zeros(2, dtype=np.float32)}), "my.safetensors")
+    message = str(info.value)
+    assert message.startswith("my.safetensors") and "is missing" in message
+    assert "elmo-explorer-uploads" not in message and "upload:" not in message

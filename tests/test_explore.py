@@ -74,8 +74,11 @@ def test_decode_upload():
     assert ex.decode_upload("[a] x\n".encode("utf-8-sig")) == "[a] x\n"
     with pytest.raises(ValueError, match="binary"):
         ex.decode_upload(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
-    with pytest.raises(ValueError, match="not UTF-8"):
-        ex.decode_upload(b"caf\xe9")
+    with pytest.raises(ValueError, match="not UTF-8 text \\(byte 4 of the file, value 0xe9"):
+        ex.decode_upload(b"caf\xe9")  # 1-based: c a f é
+    text = "[a] café bank\n[b] river bank\n"
+    assert ex.decode_upload(text.encode("utf-16")) == text  # BOM + UTF-16 (little-endian here)
+    assert ex.decode_upload(b"\xfe\xff" + text.encode("utf-16-be")) == text
 
 
 # ---- words and occurrences ---------------------------------------------------------------------------------------
@@ -209,6 +212,23 @@ def test_activation_cache_with_fixture_model():
 
 
 # ---- projection --------------------------------------------------------------------------------------------
+def test_nearly_identical_detects_layer0_like_vectors():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=64)
+    noise = rng.normal(size=(5, 64))
+    # the "layer 0 only" mix: one vector plus 4.5e-5 of other layers (cosine distance ~1e-9)
+    assert ex.nearly_identical(base + 4.5e-5 * noise)
+    assert ex.nearly_identical(np.stack([base, 3 * base]))  # length does not matter, direction does
+    assert not ex.nearly_identical(base + 0.05 * noise)  # real differences: cosine distance ~1e-3
+    assert not ex.nearly_identical(np.stack([base, -base]))
+    assert not ex.nearly_identical(base[None])  # one point: nothing to compare
+    assert not ex.nearly_identical(np.stack([base, np.zeros(64)]))
+    # the mixed vectors of a real model: layer 0 is the same for every occurrence of a spelling
+    layers = np.stack([np.tile(base, (4, 1)), rng.normal(size=(4, 64)), rng.normal(size=(4, 64))])
+    assert ex.nearly_identical(ex.scalar_mix(layers, ex.preset_weights("bottom", 3), 1.0))
+    assert not ex.nearly_identical(ex.scalar_mix(layers, ex.preset_weights("equal", 3), 1.0))
+
+
 def test_pca_2d_recovers_a_plane():
     rng = np.random.default_rng(0)
     plane = rng.normal(size=(30, 2)) * [5.0, 1.0]
@@ -341,6 +361,9 @@ def test_view_round_trip_and_garbage():
     custom = ex.View(text="[a] one bank\n[b] two bank", word="bank")
     assert ex.view_from_query(ex.view_to_query(custom), examples) == custom
     assert "s" not in ex.view_to_query(ex.View(text="x" * (ex.MAX_URL_TEXT + 1)))
+    assert not ex.text_fits_link(ex.View(text="x" * (ex.MAX_URL_TEXT + 1)))
+    assert ex.text_fits_link(ex.View(text="x" * ex.MAX_URL_TEXT)) and ex.text_fits_link(ex.View(text=""))
+    assert ex.text_fits_link(ex.View(text="x" * (ex.MAX_URL_TEXT + 1), example="bank"))
     junk = ex.view_from_query({"w": "1,nan", "g": "lots", "proj": "<script>", "ex": "nope", "ln": "yes"}, examples)
     assert junk == ex.View()
     assert ex.view_from_query({"w": "99,-99", "g": "100"}).weights == (5.0, -5.0)

@@ -42,6 +42,10 @@ def init_state(num_layers: int) -> None:
     if "_view" not in ss:
         params = {k: st.query_params[k] for k in st.query_params}
         view = ex.view_from_query(params, EXAMPLE_TEXTS)
+        asked = str(params.get("ex") or "")
+        if asked and asked not in EXAMPLE_TEXTS:
+            ss["_link_warning"] = (f"The link asks for an unknown example set '{asked[:40]}'; the known ones are "
+                                   f"{', '.join(EXAMPLE_TEXTS)}. Load one with the buttons below.")
         if not params:
             start = EXAMPLE_SETS[DEFAULT_EXAMPLE]
             view = ex.View(text=start.text, example=start.name, word=start.word)
@@ -52,9 +56,16 @@ def init_state(num_layers: int) -> None:
                 "context": view.context, "color_by": "label"}
     for j, w in enumerate(ex.fit_weights(view.weights, num_layers)):
         defaults[f"w_{j}"] = w
+    arrived = ss.get("_previous_page") != ss.get("_current_page")
     for key, value in defaults.items():
         if key not in ss:
             ss[key] = value
+        elif arrived:
+            # Values set while this page was not shown (e.g. the Layers page's "use these weights") are kept by
+            # Streamlit under the widget id, and a widget that remounts with such a value is sent without
+            # "set_value": the browser would show the widget's default (w = -5) and send that back. Writing
+            # the value again makes it a fresh session-state value, which the browser adopts.
+            ss[key] = ss[key]
 
 
 def current_view(num_layers: int) -> ex.View:
@@ -289,15 +300,23 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
             others = others[np.linspace(0, len(others) - 1, ex.MAX_CONTEXT_POINTS).round().astype(int)]
         context_rows = others
     points = np.concatenate([x, mixed[context_rows]]) if len(context_rows) else x
+    # all occurrences with one vector (layer 0 is context-free): draw them at one spot instead of projecting
+    # float noise, which a projection would blow up into clusters
+    same = ex.nearly_identical(x)
+    if same:
+        points = points.copy()
+        points[:len(x)] = x[0]
     signature = (model.key, tuple(rows.tolist()), tuple(context_rows.tolist()))
     layout = ss.get("_layout")
-    previous = layout[1] if layout is not None and layout[0] == signature else None
+    previous = layout[1] if layout is not None and layout[0] == signature and not same else None
+    method_name = {"pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}.get(ss["projection"], "the automatic projection")
     try:
-        proj = ex.project(points, ss["projection"], previous, seed=0, umap_state=resources.umap_warm_up().state)
+        with st.spinner(f"Projecting {len(points)} points with {method_name}…"):
+            proj = ex.project(points, ss["projection"], previous, seed=0, umap_state=resources.umap_warm_up().state)
     except Exception as err:  # a projection library failing must not take the page down
         proj = ex.Projection(ex.pca_2d(ex.l2_normalise(points)) if len(points) >= 3 else None, "pca",
                              f"The {ss['projection']} projection failed ({err}); showing PCA.")
-    if proj.coords is not None:
+    if proj.coords is not None and not same:
         ss["_layout"] = (signature, proj.coords)
     map_ms = (time.perf_counter() - start) * 1000
 
@@ -323,10 +342,15 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
 
     # data behind the figures, for tests and debugging
     ss["_data"] = {"weights": w, "s": s.tolist(), "gamma": gamma, "rows": rows.tolist(), "vectors": x,
-                   "coords": proj.coords, "method": proj.method, "query": query}
+                   "coords": proj.coords, "method": proj.method, "query": query, "same_vector": same}
 
     tabs = st.tabs(["Contexts map", "Nearest neighbours", "Layers", "Export"])
     with tabs[0]:
+        if same:
+            why = ("layer 0 is context-free, so a word's vector does not depend on its sentence" if s[0] > 0.99
+                   else "the occurrences do not differ in this mix (e.g. identical sentences)")
+            st.info(f"All {len(occurrences)} occurrences have the same vector here: {why}. They are drawn at one "
+                    "spot; move weight to layers 1 and 2 to see context effects.")
         map_tab(proj, occurrences, lines, table, context_rows, signature, query, word, map_ms)
     with tabs[1]:
         neighbours_tab(model, table, mixed, rows, occurrences, word, query, w, gamma, layer_norm)
@@ -496,8 +520,14 @@ def export_tab(table, occurrences, x, proj, word) -> None:
                                lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"),
                                file_name=f"elmo_{safe}_map.html", mime="text/html", key="dl_html", on_click="ignore")
         c3.caption("PNG: use the camera icon in the map's toolbar.")
-    st.caption("Rows follow the occurrence numbers (#1, #2, …). The view itself (sentences, word, weights, "
-               "projection) is in the page URL: copy it to share this view.")
+    st.caption("Rows follow the occurrence numbers (#1, #2, …).")
+    if not ex.text_fits_link(current_view(table.num_layers)):
+        st.warning(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): the "
+                   "page URL keeps the word and the weights only. Share the sentences as a .txt file (the "
+                   "upload box reads it).")
+    else:
+        st.caption("The view itself (sentences, word, weights, projection) is in the page URL: copy it to share "
+                   "this view.")
 
 
 # ---- page -------------------------------------------------------------------------------------------------
@@ -510,6 +540,8 @@ def main() -> None:
     num_layers = model.embedder.num_layers
     init_state(num_layers)
     st.title("ELMo Explorer")
+    if ss.get("_link_warning"):
+        st.warning(ss.pop("_link_warning"))
     st.markdown(INTRO)
 
     parsed = input_section()

@@ -43,13 +43,15 @@ def results_for(model: resources.LoadedModel) -> tuple[dict | None, str, str]:
 
 def compute_section(model: resources.LoadedModel, have_results: bool) -> None:
     label = "Recompute for this model" if have_results else "Compute the probes for this model"
+    problems = lg.data_problems()  # checked up front: no button that can only fail
+    if problems:
+        st.info("Computing the probes here needs the probe data (WordNet and the Brown corpus), which is not "
+                "installed on this server. Prepare it once with\n\n```\npython -m elmo_core probe --prepare\n```"
+                "\n\nthen reload this page.\n\n" + "\n\n".join(f"- {p}" for p in problems))
+        return
     st.caption("Runs both probes on a subsample (about 3,000 WordNet examples and 600 Brown sentences): "
                "about a minute for a small model on 2 CPU cores, longer for large ones.")
     if not st.button(label, key="layers_compute", type="secondary" if have_results else "primary"):
-        return
-    problems = lg.data_problems()
-    if problems:
-        st.error("The probe data is not installed on this server:\n\n" + "\n\n".join(f"- {p}" for p in problems))
         return
     bar = st.progress(0.0, text="Starting the probes…")
     try:
