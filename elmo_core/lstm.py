@@ -109,7 +109,11 @@ class BiLSTMLayer(nn.Module):
         Returns:
             outputs (2, B, T, P) (not masked), final h, final c (state at each row's own length).
         """
-        pre = torch.matmul(x, self.input_weight.unsqueeze(1)) + (self.bias + self.forget_offset).unsqueeze(1).unsqueeze(1)
+        # The input projection of all time steps in one bmm per direction, hoisted out of the time loop.
+        # (A broadcast matmul against input_weight.unsqueeze(1) would materialise the weight B times.)
+        d, b, t, p = x.shape
+        pre = torch.baddbmm((self.bias + self.forget_offset).unsqueeze(1), x.reshape(d, b * t, p), self.input_weight)
+        pre = pre.view(d, b, t, -1)  # (2, B, T, 4C)
         outputs = []
         step_fn = self._compiled_step or self.step
         # unbind, not pre[:, :, t]: indexing would make backward allocate a full-size gradient per step.
