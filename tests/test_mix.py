@@ -54,4 +54,4 @@ def test_elmo_equals_manual_mix_of_embedder_layers(allennlp_files, tiny_embedder
 
 def test_regularization_value():
     mix = ScalarMix(3, initial_w=[1.0, 2.0, -2.0])
-    assert float(mix.regularization(0.01)) == pytest.approx(0.01 * 9.0)
+    assert float(mix.regularization(0.01).detach()) == pytest.approx(0.01 * 9.0)
