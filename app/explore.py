@@ -3,7 +3,7 @@ neighbours, similarity and separation scores, export and the shareable view.
 
 Dims: L + 1 biLM layers (layer 0 = context-free char-CNN token vector, 1..L = biLSTM layers),
 N tokens of all sentences stacked, n occurrences of the target word, D = 2P.
-Everything returns numpy arrays or small dataclasses; ``app/pages/explorer.py`` only wires them to
+Everything returns numpy arrays or small dataclasses; ``app/views/explorer.py`` only wires them to
 widgets and ``app/figures.py`` draws them.
 """
 from __future__ import annotations

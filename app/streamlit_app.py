@@ -1,6 +1,6 @@
 """ELMo Explorer: entry point. ``streamlit run app/streamlit_app.py``
 
-Sets up the page, the navigation (Explorer; Layers when ``app/pages/layers.py`` exists) and the shared
+Sets up the page, the navigation (Explorer; Layers when ``app/views/layers.py`` exists) and the shared
 sidebar model panel. Configuration is read from environment variables, see ``app/resources.py``.
 """
 from __future__ import annotations
@@ -20,13 +20,10 @@ from app import resources  # noqa: E402
 st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide")
 resources.umap_warm_up()  # once per server process, in the background
 
-pages = [st.Page(HERE / "pages" / "explorer.py", title="Explorer", icon="🔎", default=True)]
-if (HERE / "pages" / "layers.py").exists():
-    pages.append(st.Page(HERE / "pages" / "layers.py", title="Layers", icon="📊"))
+pages = [st.Page(HERE / "views" / "explorer.py", title="Explorer", icon="🔎", default=True)]
+if (HERE / "views" / "layers.py").exists():
+    pages.append(st.Page(HERE / "views" / "layers.py", title="Layers", icon="📊"))
 navigation = st.navigation(pages)
-# which page the previous full run showed: a page that was just switched to re-sends its widget values
-st.session_state["_previous_page"] = st.session_state.get("_current_page")
-st.session_state["_current_page"] = navigation.url_path
 
 
 def _load_uploaded(options_file, weights_file) -> None:

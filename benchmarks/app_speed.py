@@ -8,7 +8,7 @@ Usage:
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
 (``Embedder.default()``, assets/default) when it exists, else the tiny fixture model (printed).
 
-(a) slider path: everything ``live_view`` in app/pages/explorer.py recomputes when a weight slider moves
+(a) slider path: everything ``live_view`` in app/views/explorer.py recomputes when a weight slider moves
     (scalar mix, warm-started projection + Procrustes, the three figures and their JSON as st.plotly_chart
     sends it, layer-0 / mix / reference neighbours, the four similarity matrices, the mix's separation
     score), for --occurrences occurrences of one word, one per sentence, without labels (the costlier

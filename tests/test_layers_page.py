@@ -1,4 +1,4 @@
-"""The Layers page (app/pages/layers.py) in AppTest, and its logic (app/layers_logic.py), with the tiny fixture biLM."""
+"""The Layers page (app/views/layers.py) in AppTest, and its logic (app/layers_logic.py), with the tiny fixture biLM."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,7 @@ from elmo_core import probes  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 PROBE_DATA = ROOT / "tests" / "fixtures" / "probes"
-PAGE = str(ROOT / "app" / "pages" / "layers.py")
+PAGE = str(ROOT / "app" / "views" / "layers.py")
 APP = str(ROOT / "app" / "streamlit_app.py")
 TIMEOUT = 120  # generous: the machine may be busy (a model trains in the background)
 
@@ -171,11 +171,11 @@ def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
     at.slider(key="w_0").set_value(2.0).run()
-    at.switch_page("pages/layers.py").run()
+    at.switch_page("views/layers.py").run()
     no_errors(at)
     at.button(key="layers_use_wsd").click().run()
     no_errors(at)
-    at.switch_page("pages/explorer.py").run()
+    at.switch_page("views/explorer.py").run()
     no_errors(at)
     w = [round(v, 1) for v in lg.weights_for_explorer([0.2, 0.3, 0.5])]  # the sliders' 0.1 steps
     assert [at.slider(key=f"w_{j}").value for j in range(3)] == pytest.approx(w)

@@ -56,15 +56,14 @@ def init_state(num_layers: int) -> None:
                 "context": view.context, "color_by": "label"}
     for j, w in enumerate(ex.fit_weights(view.weights, num_layers)):
         defaults[f"w_{j}"] = w
-    arrived = ss.get("_previous_page") != ss.get("_current_page")
     for key, value in defaults.items():
         if key not in ss:
             ss[key] = value
-        elif arrived:
+        else:
             # Values set while this page was not shown (e.g. the Layers page's "use these weights") are kept by
-            # Streamlit under the widget id, and a widget that remounts with such a value is sent without
+            # Streamlit under the widget id, and a widget that (re)mounts with such a value is sent without
             # "set_value": the browser would show the widget's default (w = -5) and send that back. Writing
-            # the value again makes it a fresh session-state value, which the browser adopts.
+            # the value again on every run makes it a fresh session-state value, which the browser adopts.
             ss[key] = ss[key]
 
 
