@@ -634,6 +634,23 @@ def unique_types(tokens: Sequence[str], vectors: np.ndarray) -> tuple[list[str],
     return words, vectors[rows] if len(rows) else vectors[:0]
 
 
+def layer0_type_neighbours(table: TokenTable, ref: TokenTable | None, row: int, k: int) -> list[tuple[str, float]]:
+    """The k word types nearest to token ``row`` of ``table`` by layer-0 (context-free) cosine, among the
+    types of ``table`` and of ``ref`` (the reference sentences, or None); the query's own spelling is left out.
+
+    Returns: [(word, cosine similarity)], best first (the GloVe-like column of the paper's Table 4).
+    """
+    layer0 = table.layers(False)[0]
+    tokens = [table.token(r) for r in range(table.num_tokens)]
+    vectors = layer0
+    if ref is not None:
+        tokens += [ref.token(r) for r in range(ref.num_tokens)]
+        vectors = np.concatenate([layer0, ref.layers(False)[0]])
+    types, type_vecs = unique_types(tokens, vectors)
+    exclude = [i for i, t in enumerate(types) if t == table.token(row)]
+    return [(types[nb.index], nb.similarity) for nb in cosine_neighbours(layer0[row], type_vecs, k, exclude)]
+
+
 @dataclass
 class Separation:
     """How well the occurrences' vectors separate the senses (or group at all, without labels)."""

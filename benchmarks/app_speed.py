@@ -134,16 +134,7 @@ def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTa
                                            revision=str(hash(signature)))
     with timer("neighbours"):
         q_row = int(rows[query])
-        q_occ = occurrences[query]
-        layer0 = table.layers(False)[0]
-        tokens = [table.token(r) for r in range(table.num_tokens)]
-        vectors = layer0
-        if ref is not None:
-            tokens += [ref.token(r) for r in range(ref.num_tokens)]
-            vectors = np.concatenate([layer0, ref.layers(False)[0]])
-        types, type_vecs = ex.unique_types(tokens, vectors)
-        exclude = [i for i, t in enumerate(types) if t == q_occ.token]
-        ex.cosine_neighbours(layer0[q_row], type_vecs, K, exclude)
+        ex.layer0_type_neighbours(table, ref, q_row, K)
         cand = np.array([r for r in range(table.num_tokens) if r != q_row and ex.is_wordlike(table.token(r))],
                         dtype=np.int64)
         found = ex.cosine_neighbours(mixed[q_row], mixed[cand], K)

@@ -400,3 +400,14 @@ def test_figures_carry_the_data():
     assert len(heat.data) == 2 and heat.data[0].zmin == 0.0
     bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
     assert list(bars.data[0].y) == [0.5, 1.0]
+
+
+def test_layer0_type_neighbours_one_row_per_spelling_without_the_query():
+    lines = [ex.Line("a bank b", None, ("a", "bank", "b")), ex.Line("bank c", None, ("bank", "c"))]
+    # layer 0 is equal for equal spellings; "a" is closest to "bank", then "c", then "b"
+    vec = {"a": [1.0, 0.1], "bank": [1.0, 0.0], "b": [0.0, 1.0], "c": [1.0, 0.5]}
+    acts = [np.array([[vec[t] for t in line.tokens]] * 3, dtype=np.float32) for line in lines]
+    table = ex.TokenTable(lines, acts)
+    found = ex.layer0_type_neighbours(table, None, row=1, k=5)
+    assert [w for w, _ in found] == ["a", "c", "b"]
+    assert found[0][1] == pytest.approx(1.0 / np.sqrt(1.01))

@@ -401,19 +401,11 @@ def neighbours_tab(model, table, mixed, rows, occurrences, word, query, w, gamma
     st.markdown(f"Query: {html.escape(marked(lines[q_occ.line].tokens, q_occ.position, 30))}")
 
     ref, ref_total, ref_note = reference_table(model, word, ss.get("inflections", False))
-    layer0 = table.layers(False)[0]
     left, mid, right = st.columns([1, 2.2, 2.2])
     with left:
         st.markdown("**Layer 0 (context-free): nearest word types**")
-        tokens = [table.token(r) for r in range(table.num_tokens)]
-        vectors = layer0
-        if ref is not None:
-            tokens += [ref.token(r) for r in range(ref.num_tokens)]
-            vectors = np.concatenate([layer0, ref.layers(False)[0]])
-        types, type_vecs = ex.unique_types(tokens, vectors)
-        exclude = [i for i, t in enumerate(types) if t == q_occ.token]
-        found = ex.cosine_neighbours(layer0[q_row], type_vecs, int(k), exclude)
-        st.dataframe({"word": [types[nb.index] for nb in found], "cos": [round(nb.similarity, 3) for nb in found]},
+        found = ex.layer0_type_neighbours(table, ref, q_row, int(k))
+        st.dataframe({"word": [word for word, _ in found], "cos": [round(sim, 3) for _, sim in found]},
                      hide_index=True, width="stretch",
                      column_config={"cos": st.column_config.NumberColumn(format="%.3f")})
         st.caption("Layer 0 ignores context: these are spelling/usage neighbours of the word type, like the "
