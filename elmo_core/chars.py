@@ -46,6 +46,27 @@ def token_to_ids(token: str) -> tuple[int, ...]:
     return _with_marks(token.encode("utf-8", "ignore")[: MAX_CHARS - 2])
 
 
+def check_sentences(sentences: Sequence[Sequence[str]]) -> list[Sequence[str]]:
+    """The batch as a list, after checking that it holds lists of str tokens.
+
+    Raises:
+        TypeError: a sentence (or the batch) is a plain string rather than a list of tokens, or a
+            token is not a str.
+    """
+    if isinstance(sentences, str):
+        raise TypeError("expected a list of sentences, each a list of tokens, e.g. "
+                        "[['The', 'cat', 'sat']]; got a single str")
+    sentences = list(sentences)
+    for i, sent in enumerate(sentences):
+        if isinstance(sent, str):
+            raise TypeError(f"sentence {i} is a str; pass a list of tokens such as sentence.split() or "
+                            "elmo_core.tokenize(sentence), not the raw string (its letters would become tokens)")
+        for tok in sent:
+            if not isinstance(tok, str):
+                raise TypeError(f"sentence {i} holds a {type(tok).__name__}; tokens must be str")
+    return sentences
+
+
 def batch_to_ids(sentences: Sequence[Sequence[str]]) -> torch.Tensor:
     """Character ids for a batch of tokenized sentences (no ``<S>``/``</S>`` added: the biLM adds them).
 
@@ -60,17 +81,7 @@ def batch_to_ids(sentences: Sequence[Sequence[str]]) -> torch.Tensor:
         TypeError: a sentence (or the batch) is a plain string rather than a list of tokens, or a
             token is not a str.
     """
-    if isinstance(sentences, str):
-        raise TypeError("batch_to_ids() takes a list of sentences, each a list of tokens, e.g. "
-                        "[['The', 'cat', 'sat']]; got a single str")
-    sentences = list(sentences)
-    for i, sent in enumerate(sentences):
-        if isinstance(sent, str):
-            raise TypeError(f"sentence {i} is a str; pass a list of tokens such as sentence.split() or "
-                            "elmo_core.tokenize(sentence), not the raw string (its letters would become tokens)")
-        for tok in sent:
-            if not isinstance(tok, str):
-                raise TypeError(f"sentence {i} holds a {type(tok).__name__}; tokens must be str")
+    sentences = check_sentences(sentences)
     max_len = max((len(s) for s in sentences), default=0)
     ids = torch.zeros((len(sentences), max(max_len, 1) if sentences else 0, MAX_CHARS), dtype=torch.long)
     for i, sent in enumerate(sentences):

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .bilm import BiLM
-from .chars import batch_to_ids
+from .chars import batch_to_ids, check_sentences
 from .lstm import LSTMState
 from .weights import load_bilm_from_elmo_files, load_checkpoint
 
@@ -145,10 +145,7 @@ class Embedder:
         Raises:
             TypeError: a sentence is a str (see ``batch_to_ids``).
         """
-        if isinstance(sentences, str):
-            raise TypeError("embed_batch() takes a list of tokenized sentences, e.g. [['The', 'cat']], not a str")
-        sentences = [list(s) if not isinstance(s, str) else s for s in sentences]
-        batch_to_ids(sentences)  # validates types before any work
+        sentences = check_sentences(sentences)  # before any work: a str instead of token lists raises TypeError
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         start = time.perf_counter()

@@ -7,7 +7,6 @@ Source: ELMO_SPEC.md section 1.4 (bilm-tf ``dump_weights`` layout) and section 6
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,7 +194,3 @@ def load_checkpoint(directory: str | Path) -> BiLM:
                              f"but options.json implies {tuple(own[key].shape)}")
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     return model.eval()
-
-
-def read_options(directory: str | Path) -> dict:
-    return json.loads((Path(directory) / CHECKPOINT_OPTIONS).read_text(encoding="utf-8"))
