@@ -1,73 +1,125 @@
-"""Training throughput (tokens/s) of candidate biLM sizes on this machine, to choose the default model.
+"""Training throughput of the default biLM on this machine: tokens/s per component, float32 against bfloat16.
 
-Usage: python benchmarks/train_throughput.py [--seconds 60] [--threads 2]
-Random sentences of 25 tokens from a 20k-word vocabulary; batch 64 sentences; Adam step included.
+Usage: python benchmarks/train_throughput.py [--threads 1] [--steps 6] [--batch-size 128] [--corpus data/corpus]
+
+Each component is timed forward + backward on the same real batch (sentences of the training corpus when it
+is built, else Zipf-sampled random words), so the rows show where a training step's time goes:
+char CNN (distinct tokens of the batch only, as in training), both biLSTM layers, the adaptive softmax, the
+teacher heads, and the Adam step. "step" is one whole optimizer step. tokens/s counts the batch's real
+tokens (boundaries excluded) per second.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import time
+from pathlib import Path
 
 import torch
 
-from elmo_core.bilm import BiLM
+from elmo_core.bilm import BiLM, add_sentence_boundaries
 from elmo_core.config import BiLMConfig
 from elmo_core.lm import BiLanguageModel
-from elmo_core.train import make_batch
+from elmo_core.train import make_batch, read_sentences
 from elmo_core.vocab import Vocabulary
 
-CNN_768 = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 256]]
-CNN_512 = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 128], [6, 128]]
-CANDIDATES = {
-    "cnn512-c512-p128": (CNN_512, 512, 128),
-    "cnn512-c1024-p128": (CNN_512, 1024, 128),
-    "cnn768-c1024-p256": (CNN_768, 1024, 256),
-    "cnn768-c2048-p256": (CNN_768, 2048, 256),
-}
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def options(filters, dim, proj):
-    return {"lstm": {"use_skip_connections": True, "projection_dim": proj, "cell_clip": 3, "proj_clip": 3,
-                     "dim": dim, "n_layers": 2},
-            "char_cnn": {"activation": "relu", "filters": filters, "n_highway": 1, "embedding": {"dim": 16},
-                         "n_characters": 262, "max_characters_per_token": 50}}
+def sample_batch(corpus: Path, batch_size: int, max_tokens: int = 60) -> list[list[str]]:
+    if (corpus / "train.txt").is_file():
+        sents = [s for s in read_sentences(corpus / "train.txt", 20000) if len(s) <= max_tokens]
+    else:
+        rng = random.Random(0)
+        words = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 9))) for _ in range(20000)]
+        sents = [rng.choices(words, [1 / (r + 1) for r in range(len(words))], k=rng.randint(5, 40)) for _ in range(2000)]
+    rng = random.Random(1)
+    # A length-bucketed batch, as epoch_batches makes them.
+    start = rng.randrange(len(sents) - batch_size * 50)
+    pool = sorted(sents[start : start + batch_size * 50], key=len)
+    k = rng.randrange(50)
+    return pool[k * batch_size : (k + 1) * batch_size]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--only", nargs="*")
+def timed(fn, steps: int) -> float:
+    fn()  # warm-up
+    start = time.perf_counter()
+    for _ in range(steps):
+        fn()
+    return (time.perf_counter() - start) / steps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--corpus", type=Path, default=ROOT / "data" / "corpus")
+    ap.add_argument("--config", type=Path, default=ROOT / "configs" / "default.json")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    rng = random.Random(0)
-    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(20000)]
-    # Zipf-like sampling, as in running text (many tokens repeat within a batch).
-    weights = [1.0 / (r + 1) for r in range(len(words))]
-    vocab = Vocabulary(["<S>", "</S>", "<UNK>", *dict.fromkeys(words)])
-    print(f"{'model':22s} {'params(M)':>9s} {'tokens/s':>9s}")
-    for name, (filters, dim, proj) in CANDIDATES.items():
-        if args.only and name not in args.only:
-            continue
-        model = BiLanguageModel(BiLM(BiLMConfig.from_dict(options(filters, dim, proj)), 0.1), len(vocab))
-        opt = torch.optim.Adam(model.parameters(), 1e-3)
-        tokens, start, steps = 0, None, 0
-        while True:
-            batch = [rng.choices(words, weights, k=25) for _ in range(64)]
-            char_ids, wids = make_batch(batch, vocab)
-            loss = model(char_ids, wids)
-            opt.zero_grad()
-            loss.mean.backward()
+    cfg = json.loads(args.config.read_text())
+    batch = sample_batch(args.corpus, args.batch_size)
+    vocab = Vocabulary.load(ROOT / "assets" / "default" / "vocab.txt")
+    torch.manual_seed(0)
+    model = BiLanguageModel(BiLM(BiLMConfig.from_dict(cfg["options"]), 0.1), len(vocab), 0.1,
+                            lexical_dim=50, contextual_dim=128)
+    opt = torch.optim.Adam(model.parameters(), 1e-3)
+    char_ids, words = make_batch(batch, vocab)
+    n_tokens = sum(len(s) for s in batch)
+    ids, mask = add_sentence_boundaries(char_ids)
+    unique, inverse = torch.unique(ids.reshape(-1, ids.shape[-1]), dim=0, return_inverse=True)
+    print(f"batch: {len(batch)} sentences, {n_tokens} tokens, {len(unique)} distinct tokens; "
+          f"threads {args.threads}; torch {torch.__version__}")
+    lexical = (torch.randn(len(vocab), 50), torch.ones(len(vocab), dtype=torch.bool))
+    contextual = (torch.randn(len(batch), char_ids.shape[1], 128), char_ids[..., 0] > 0)
+
+    rows: dict[str, dict[str, float]] = {}
+    for dtype in ("float32", "bfloat16"):
+        cast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16")
+        tokens_in = model.bilm.char_cnn(unique).detach()
+        x = tokens_in[inverse].reshape(*ids.shape[:2], -1).detach().requires_grad_()
+        top = torch.randn(2 * len(batch) * (char_ids.shape[1] + 1), tokens_in.shape[-1])
+        target = torch.randint(0, len(vocab), (top.shape[0],))
+
+        def cnn():
+            with cast:
+                out = model.bilm.char_cnn(unique)
+            out.float().sum().backward()
+
+        def lstm():
+            with cast:
+                outs, _ = model.bilm.lstm(x, mask)
+            sum(o.float().sum() for o in outs).backward()
+
+        def softmax():
+            with torch.autocast("cpu", enabled=False):
+                model.softmax(top.requires_grad_(), target).loss.backward()
+
+        def step():
+            with cast:
+                loss = model(char_ids, words, lexical, contextual)
+            opt.zero_grad(set_to_none=True)
+            loss.total(1.0, 1.0).backward()
             opt.step()
-            steps += 1
-            if steps == 2:  # warm-up steps excluded
-                start, tokens = time.time(), 0
-            elif start:
-                tokens += loss.tokens
-                if time.time() - start > args.seconds:
-                    break
-        print(f"{name:22s} {model.bilm.num_parameters()/1e6:9.2f} {tokens/(time.time()-start):9.0f}", flush=True)
+
+        def adam():
+            for p in model.parameters():
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+            opt.step()
+
+        row = {}
+        for name, fn in (("char CNN + highway + projection", cnn), ("biLSTM (2 layers, both directions)", lstm),
+                         ("adaptive softmax (float32 always)", softmax), ("Adam update", adam),
+                         ("whole step (LM + both teacher losses)", step)):
+            row[name] = n_tokens / timed(fn, args.steps)
+        rows[dtype] = row
+    print(f"\n| component | float32 tokens/s | bfloat16 tokens/s | bf16 / fp32 |\n|---|---|---|---|")
+    for name in rows["float32"]:
+        a, b = rows["float32"][name], rows["bfloat16"][name]
+        print(f"| {name} | {a:,.0f} | {b:,.0f} | {b / a:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ Sense probe (issue 3, item 5): for each lemma, every occurrence is labelled with
 other occurrence of the same lemma (cosine, 1-NN, leave-one-out), per layer 0..L and for the equal mix, next
 to baselines that need no contextual model: most frequent sense, chance, and a bag of context words (the
 mean layer-0 vector of the sentence's other tokens, which captures topic, not sense).
+The same vectors also get a silhouette by sense (cosine distance) per lemma, averaged over lemmas (issue 9,
+item 4): how far apart the senses lie, not only whether the nearest neighbour agrees.
 
 Dims: N items, L + 1 layers, D = 2P.
 """
@@ -96,6 +98,29 @@ def loo_nn_scores(vectors: np.ndarray, labels: Sequence[str]) -> np.ndarray:
     return (candidates & same).sum(axis=1) / candidates.sum(axis=1)
 
 
+def silhouette_by_sense(vectors: np.ndarray, labels: Sequence[str]) -> float:
+    """Silhouette of the sense labels within one group, cosine distance (``sklearn.metrics.silhouette_score``).
+
+    Args: vectors float (n, D); labels n sense labels.
+    Returns: the mean silhouette in [-1, 1]; NaN when it is undefined (fewer than 2 senses, or as many senses
+        as items). Identical vectors give 0 (sklearn's 0/0 convention); zero vectors are at distance 1 of all.
+    """
+    from sklearn.metrics import silhouette_score
+
+    lab = np.asarray(labels)
+    n_senses = len(np.unique(lab))
+    if n_senses < 2 or n_senses >= len(lab):
+        return float("nan")
+    return float(silhouette_score(np.asarray(vectors, dtype=np.float64), lab, metric="cosine"))
+
+
+def mean_over_groups(values: Sequence[float]) -> float | None:
+    """The mean of per-group values, ignoring NaN (undefined groups); None when no group has a value."""
+    arr = np.asarray(values, dtype=np.float64)
+    arr = arr[~np.isnan(arr)]
+    return float(arr.mean()) if len(arr) else None
+
+
 def loo_baseline_scores(labels: Sequence[str]) -> dict[str, np.ndarray]:
     """Per-item scores of the model-free baselines within one group (leave-one-out).
 
@@ -130,8 +155,11 @@ def sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, data
 
     Returns:
         dict: {"dataset", "n_items", "n_keys", "n_sentences", "layers": [acc per layer 0..L],
-        "mix_equal", "bag_of_context", "mfs", "chance_random_neighbour", "chance_uniform", "seconds"};
-        accuracies are micro-averages over items, floats in [0, 1].
+        "mix_equal", "bag_of_context", "mfs", "chance_random_neighbour", "chance_uniform",
+        "silhouette": [per layer 0..L], "silhouette_mix_equal", "silhouette_bag_of_context", "seconds"};
+        accuracies are micro-averages over items, floats in [0, 1]; silhouettes (``silhouette_by_sense``, cosine)
+        are computed per lemma and averaged over lemmas (macro), floats in [-1, 1], None when no lemma has a
+        defined silhouette (every lemma with a single sense).
 
     Raises:
         ValueError: no lemma has two or more items.
@@ -148,15 +176,17 @@ def sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, data
     scores: dict[str, list[np.ndarray]] = {name: [] for name in
                                            [*(f"layer_{j}" for j in range(num_layers)), "mix_equal",
                                             "bag_of_context", "mfs", "chance_random_neighbour", "chance_uniform"]}
+    silhouettes: dict[str, list[float]] = {name: [] for name in [*(f"layer_{j}" for j in range(num_layers)),
+                                                                   "mix_equal", "bag_of_context"]}
     pos = 0
     for idx in groups.values():
         rows = slice(pos, pos + len(idx))
         pos += len(idx)
         labels = [items[i].sense for i in idx]
-        for j in range(num_layers):
-            scores[f"layer_{j}"].append(loo_nn_scores(targets[rows, j], labels))
-        scores["mix_equal"].append(loo_nn_scores(targets[rows].mean(axis=1), labels))
-        scores["bag_of_context"].append(loo_nn_scores(context[rows], labels))
+        for name, vectors in [*((f"layer_{j}", targets[rows, j]) for j in range(num_layers)),
+                              ("mix_equal", targets[rows].mean(axis=1)), ("bag_of_context", context[rows])]:
+            scores[name].append(loo_nn_scores(vectors, labels))
+            silhouettes[name].append(silhouette_by_sense(vectors, labels))
         for name, value in loo_baseline_scores(labels).items():
             scores[name].append(value)
     acc = {name: float(np.concatenate(parts).mean()) for name, parts in scores.items()}
@@ -164,6 +194,9 @@ def sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, data
             "n_sentences": len({it.tokens for it in kept}),
             "layers": [acc[f"layer_{j}"] for j in range(num_layers)],
             **{k: acc[k] for k in ("mix_equal", "bag_of_context", "mfs", "chance_random_neighbour", "chance_uniform")},
+            "silhouette": [mean_over_groups(silhouettes[f"layer_{j}"]) for j in range(num_layers)],
+            "silhouette_mix_equal": mean_over_groups(silhouettes["mix_equal"]),
+            "silhouette_bag_of_context": mean_over_groups(silhouettes["bag_of_context"]),
             "seconds": round(time.perf_counter() - start, 2)}
 
 

@@ -57,6 +57,12 @@ class TrainConfig:
     seed: int = 0
     threads: int = 0  # torch CPU threads (0 = leave PyTorch's default)
     max_train_sentences: int = 0  # 0 = all (a small number is useful for tests)
+    bf16: bool = False  # bfloat16 autocast for the biLM (the softmax and the losses stay float32)
+    init_from: str = ""  # a run folder (vocab.txt + checkpoint/): start from its biLM and softmax, fresh optimizer
+    # Teachers (training only; their heads are dropped at export). Weights of 0 leave the paper's objective.
+    lexical_weight: float = 0.0  # layer 0 predicts GloVe 6B 50-d of the lowercased word (elmo_core.teacher)
+    contextual_weight: float = 0.0  # the top layer predicts precomputed MiniLM states
+    contextual_targets: str = ""  # safetensors from ``python -m elmo_core.teacher``; covers the first S lines
 
     @classmethod
     def load(cls, path: str | Path) -> "TrainConfig":
@@ -102,6 +108,17 @@ def epoch_batches(lengths: np.ndarray, batch_size: int, seed: int, epoch: int) -
         chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
         batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def teacher_dims(cfg: TrainConfig) -> tuple[int, int]:
+    """Sizes of the lexical and contextual heads that ``cfg`` asks for (0 = none)."""
+    lexical = 50 if cfg.lexical_weight else 0
+    contextual = 0
+    if cfg.contextual_weight:
+        from safetensors import safe_open
+        with safe_open(cfg.contextual_targets, "pt") as f:
+            contextual = json.loads(f.metadata()["meta"])["dim"]
+    return lexical, contextual
 
 
 def make_batch(sentences: list[list[str]], vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:
@@ -231,11 +248,26 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         if not (corpus / name).is_file():
             raise FileNotFoundError(f"{corpus / name} not found; build it with: python -m elmo_core.corpus build {corpus}")
 
-    train_sents = [s for s in read_sentences(corpus / "train.txt", cfg.max_train_sentences)
-                   if len(s) <= cfg.max_sentence_tokens]
+    contextual = None
+    if cfg.contextual_weight:
+        from .teacher import ContextualTargets
+        contextual = ContextualTargets(cfg.contextual_targets)
+    # Line numbers of train.txt (non-empty lines) are kept, since the teacher's states are indexed by them.
+    all_sents = read_sentences(corpus / "train.txt", cfg.max_train_sentences)
+    line_of = [i for i, s in enumerate(all_sents) if len(s) <= cfg.max_sentence_tokens
+               and (contextual is None or i < contextual.num_sentences)]
+    train_sents = [all_sents[i] for i in line_of]
+    del all_sents
     dev_sents = read_sentences(corpus / "dev.txt", cfg.dev_sentences)
+    init = Path(cfg.init_from) if cfg.init_from else None
     if resume and (out / "vocab.txt").is_file():
         vocab = Vocabulary.load(out / "vocab.txt")
+    elif init is not None:
+        vocab = Vocabulary.load(init / "vocab.txt")
+        if rank == 0:
+            out.mkdir(parents=True, exist_ok=True)
+            vocab.save(out / "vocab.txt")
+            (out / "config.json").write_text(json.dumps(asdict(cfg), indent=1))
     else:
         vocab = Vocabulary.build(train_sents, cfg.vocab_size, cfg.min_count)
         if rank == 0:
@@ -246,13 +278,29 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
 
     torch.manual_seed(cfg.seed)
     bilm_cfg = BiLMConfig.from_dict(cfg.options)
-    model = BiLanguageModel(BiLM(bilm_cfg, dropout=cfg.dropout), len(vocab), dropout=cfg.dropout).to(device)
+    lexical_dim, contextual_dim = teacher_dims(cfg)
+    model = BiLanguageModel(BiLM(bilm_cfg, dropout=cfg.dropout), len(vocab), dropout=cfg.dropout,
+                            lexical_dim=lexical_dim, contextual_dim=contextual_dim).to(device)
+    if init is not None and not (resume and ckpt.exists()):
+        missing, unexpected = model.load_state_dict(load_file(str(init / "checkpoint" / "model.safetensors")), strict=False)
+        # Only teacher heads may differ between the two runs: everything of the biLM and softmax must load.
+        bad = [k for k in [*missing, *unexpected] if not k.startswith(("lexical_head.", "contextual_head."))]
+        if bad:
+            raise ValueError(f"{init}: checkpoint does not fit this config: {bad[:5]}")
+    lexical = None
+    if cfg.lexical_weight:
+        from .teacher import lexical_targets
+        lexical = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "train_seconds": 0.0, "best_dev": None}
     if resume and ckpt.exists():
         meta = _load_training_state(ckpt, model, optimizer)
     wrapped = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else torch.autocast("cpu", enabled=False)
+    if device.type == "cuda" or cfg.bf16:
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16)
+    else:
+        autocast = torch.autocast("cpu", enabled=False)
+    ema_aux: dict[str, float] = {}
 
     stop = {"now": False}
     previous_handler = signal.signal(signal.SIGINT, lambda *_: stop.update(now=True)) if rank == 0 else None
@@ -287,10 +335,13 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 lr = learning_rate(cfg, meta["step"])
                 for group in optimizer.param_groups:
                     group["lr"] = lr
+                ctx = None
+                if contextual is not None:
+                    ctx = tuple(t.to(device) for t in contextual.batch([line_of[i] for i in idx], char_ids.shape[1]))
                 with autocast:
-                    loss: LMLoss = wrapped(char_ids.to(device), words.to(device))
+                    loss: LMLoss = wrapped(char_ids.to(device), words.to(device), lexical, ctx)
                 optimizer.zero_grad(set_to_none=True)
-                loss.mean.backward()
+                loss.total(cfg.lexical_weight, cfg.contextual_weight).backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
                 optimizer.step()
                 meta["step"] += 1
@@ -299,12 +350,18 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 meta["train_seconds"] = base_seconds + time.time() - session_start
                 value = float(loss.mean.detach())
                 ema = value if ema is None else 0.98 * ema + 0.02 * value
+                for name in ("lexical", "contextual"):
+                    part = getattr(loss, name)
+                    if part is not None:
+                        v = float(part.detach())
+                        ema_aux[name] = v if name not in ema_aux else 0.98 * ema_aux[name] + 0.02 * v
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(loss=f"{ema:.3f}", ppl=f"{math.exp(ema):.1f}",
                                     tok_s=f"{loss.tokens * world / max(time.time() - t0, 1e-9):.0f}", epoch=meta["epoch"])
                 if rank == 0 and meta["step"] % 50 == 0:
-                    log.write(json.dumps({"step": meta["step"], "loss": ema, "lr": lr, "tokens_seen": meta["tokens_seen"],
+                    log.write(json.dumps({"step": meta["step"], "loss": ema, **ema_aux, "lr": lr,
+                                          "tokens_seen": meta["tokens_seen"],
                                           "train_seconds": round(meta["train_seconds"], 1)}) + "\n")
                     log.flush()
                 if rank == 0 and meta["step"] % cfg.eval_every == 0:

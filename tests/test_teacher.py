@@ -1,0 +1,121 @@
+"""Teacher-assisted training: each auxiliary loss falls, export drops the heads, resume stays exact.
+
+The real teachers (GloVe, MiniLM) are training extras and are not installed for the tests: the lexical
+targets are replaced by fixed random vectors and the contextual targets are a file in the teacher's format.
+"""
+import json
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from elmo_core import teacher
+from elmo_core.embedder import Embedder
+from elmo_core.lm import BiLanguageModel, first_occurrences
+from elmo_core.train import load_language_model, read_sentences, train
+from tests.test_train import TEXT, corpus, make_cfg  # noqa: F401  (corpus is a fixture)
+
+K_CTX = 6
+
+
+@pytest.fixture
+def fake_glove(monkeypatch):
+    """Random but fixed 50-d targets of rank 4 (so an 8-d layer 0 can reach them) for every word but the specials."""
+    def targets(words):
+        gen = torch.Generator().manual_seed(11)
+        vecs = torch.randn(len(words), 4, generator=gen) @ torch.randn(4, 50, generator=gen)
+        has = torch.tensor([not (w.startswith("<") and w.endswith(">")) for w in words])
+        return vecs * has.unsqueeze(1), has
+    monkeypatch.setattr(teacher, "lexical_targets", targets)
+
+
+@pytest.fixture
+def ctx_file(corpus, tmp_path):  # noqa: F811
+    """Contextual targets for train.txt in the format ``teacher.precompute`` writes."""
+    sents = read_sentences(corpus / "train.txt")
+    gen = np.random.default_rng(5)
+    word = {}
+    rows = []
+    for s in sents:
+        for i, tok in enumerate(s):
+            # A target that depends on the token and on its left neighbour: learnable, and contextual.
+            prev = s[i - 1] if i else "<S>"
+            for w in (tok, prev):
+                word.setdefault(w, gen.normal(size=K_CTX))
+            rows.append(word[tok] + 0.5 * word[prev])
+    offsets = np.cumsum([0] + [len(s) for s in sents])
+    path = tmp_path / "ctx.safetensors"
+    meta = {"dim": K_CTX, "sentences": len(sents), "tokens": int(offsets[-1])}
+    save_file({"states": torch.tensor(np.array(rows), dtype=torch.float16),
+               "mask": torch.ones(len(rows), dtype=torch.uint8), "offsets": torch.tensor(offsets)},
+              str(path), metadata={"meta": json.dumps(meta)})
+    return path
+
+
+def _losses(run):
+    rows = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    return [r for r in rows if "loss" in r]
+
+
+def test_first_occurrences():
+    uniq, first = first_occurrences(torch.tensor([5, 3, 5, 9, 3, 3]))
+    assert uniq.tolist() == [3, 5, 9]
+    assert first.tolist() == [1, 0, 3]
+
+
+@pytest.mark.parametrize("kind", ["lexical", "contextual"])
+def test_auxiliary_loss_falls(kind, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    extra = {"lexical_weight": 1.0} if kind == "lexical" else {"contextual_weight": 1.0, "contextual_targets": str(ctx_file)}
+    run = tmp_path / "run"
+    train(make_cfg(corpus, run, max_steps=200, **extra), progress=False)
+    rows = _losses(run)
+    assert kind in rows[0]
+    first, last = rows[0][kind], rows[-1][kind]
+    # Cosine distance to random targets starts near 1; the head and the biLM must learn to point at them.
+    assert first > 0.6
+    assert last < 0.6 * first
+
+
+def test_export_drops_heads_and_embeds_identically(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    run = tmp_path / "run"
+    train(make_cfg(corpus, run, max_steps=5, lexical_weight=1.0, contextual_weight=1.0,
+                   contextual_targets=str(ctx_file)), progress=False)
+    state = load_file(str(run / "checkpoint" / "model.safetensors"))
+    assert any(k.startswith("lexical_head.") for k in state) and any(k.startswith("contextual_head.") for k in state)
+    exported = load_file(str(run / "last" / "model.safetensors"))
+    assert not any("head" in k for k in exported)
+    # The exported folder is a plain biLM: it embeds exactly like the trained model's biLM.
+    from elmo_core.bilm import BiLM
+    from elmo_core.config import BiLMConfig
+    bilm = BiLM(BiLMConfig.from_dict(json.loads((run / "last" / "options.json").read_text())))
+    bilm.load_state_dict({k[len("bilm."):]: v for k, v in state.items() if k.startswith("bilm.")})
+    emb_trained = Embedder(bilm.eval(), device="cpu")
+    emb_exported = Embedder.from_checkpoint(run / "last", device="cpu")
+    sent = TEXT[5].split()
+    np.testing.assert_array_equal(emb_trained.embed_sentence(sent), emb_exported.embed_sentence(sent))
+    model, _ = load_language_model(run / "last")  # perplexity tooling still loads it
+    assert model.lexical_head is None and model.contextual_head is None
+
+
+def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    extra = dict(lexical_weight=0.5, contextual_weight=0.5, contextual_targets=str(ctx_file))
+    train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
+    train(make_cfg(corpus, tmp_path / "split", max_steps=3, **extra), progress=False)
+    train(make_cfg(corpus, tmp_path / "split", max_steps=7, **extra), resume=True, progress=False)
+    a = load_file(str(tmp_path / "straight" / "checkpoint" / "model.safetensors"))
+    b = load_file(str(tmp_path / "split" / "checkpoint" / "model.safetensors"))
+    assert a.keys() == b.keys()
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
+
+
+def test_init_from_continues_a_run(corpus, tmp_path, fake_glove):  # noqa: F811
+    train(make_cfg(corpus, tmp_path / "base", max_steps=4), progress=False)
+    base = load_file(str(tmp_path / "base" / "checkpoint" / "model.safetensors"))
+    train(make_cfg(corpus, tmp_path / "cont", max_steps=1, lr=0.0, lexical_weight=1.0,
+                   init_from=str(tmp_path / "base")), progress=False)
+    cont = load_file(str(tmp_path / "cont" / "checkpoint" / "model.safetensors"))
+    for key, value in base.items():  # lr 0: the biLM and softmax are the base run's, untouched
+        torch.testing.assert_close(cont[key], value, rtol=0, atol=0, msg=key)
+    assert (tmp_path / "cont" / "vocab.txt").read_text() == (tmp_path / "base" / "vocab.txt").read_text()
