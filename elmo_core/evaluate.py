@@ -240,10 +240,18 @@ def sense_table(results: Sequence[dict]) -> str:
     head = ["data", "items / lemmas", *(f"layer {j}" for j in range(num_layers)), "equal mix",
             "bag of context", "MFS", "chance (random neighbour)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def sil(value) -> str:
+        return "" if value is None else f" / {value:.2f}"
     for r in results:
-        cells = [r["dataset"], f"{r['n_items']} / {r['n_keys']}", *(f"{100 * a:.1f}" for a in r["layers"]),
-                 *(f"{100 * r[k]:.1f}" for k in ("mix_equal", "bag_of_context", "mfs", "chance_random_neighbour"))]
+        layer_sil = r.get("silhouette") or [None] * len(r["layers"])
+        cells = [r["dataset"], f"{r['n_items']} / {r['n_keys']}",
+                 *(f"{100 * a:.1f}{sil(b)}" for a, b in zip(r["layers"], layer_sil)),
+                 f"{100 * r['mix_equal']:.1f}{sil(r.get('silhouette_mix_equal'))}",
+                 f"{100 * r['bag_of_context']:.1f}{sil(r.get('silhouette_bag_of_context'))}",
+                 *(f"{100 * r[k]:.1f}" for k in ("mfs", "chance_random_neighbour"))]
         lines.append("| " + " | ".join(cells) + " |")
+    lines.append("\nCells are 1-NN accuracy % / silhouette by sense (cosine, mean over lemmas).")
     lines.append("\nMFS is leave-one-out (the majority sense of the lemma's other sentences): on a balanced set, "
                  "such as our own sentences, it scores 0 by construction.")
     return "\n".join(lines)
@@ -266,7 +274,8 @@ def cmd_evaluate(args) -> int:
     results = []
     datasets = [("WordNet examples",
                  lambda: subsample_keys(read_wordnet_examples(args.wordnet_dir), args.max_items, args.seed)),
-                ("own sentences", lambda: read_sense_sentences(args.sentences))]
+                ("own sentences", lambda: read_sense_sentences(args.sentences)),
+                ("sense probe (34 words)", lambda: read_sense_sentences(args.probe))]
     for name, load in datasets:
         try:
             items = load()
@@ -306,7 +315,7 @@ def cmd_evaluate(args) -> int:
 
 def add_evaluate_parser(sub) -> None:
     """Register ``evaluate`` on the CLI's subparsers (called from ``elmo_core.cli.build_parser``)."""
-    from .senses import OWN_SENTENCES
+    from .senses import OWN_SENTENCES, SENSE_PROBE
 
     p = sub.add_parser("evaluate", help="sense probe (WordNet examples + our sentences) and test perplexity")
     p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
@@ -317,6 +326,8 @@ def add_evaluate_parser(sub) -> None:
     p.add_argument("--max-sentences", type=int, default=0, help="use the first N test sentences (0 = all)")
     p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
     p.add_argument("--sentences", default=str(OWN_SENTENCES), help="our sense sentences (TSV word, sense, sentence)")
+    p.add_argument("--probe", default=str(SENSE_PROBE),
+                   help="the fresh sense probe of assets/probes/SENSE_PROBE.md (TSV word, sense, sentence)")
     p.add_argument("--max-items", type=int, default=0,
                    help="subsample WordNet to about N items (whole lemmas; 0 = all)")
     p.add_argument("--seed", type=int, default=0)

@@ -21,6 +21,7 @@ from .tokenize import tokenize
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OWN_SENTENCES = REPO_ROOT / "assets" / "probes" / "sense_sentences.tsv"
+SENSE_PROBE = REPO_ROOT / "assets" / "probes" / "sense_probe.tsv"  # the fresh 34-word probe (SENSE_PROBE.md)
 WORDNET_DIRS = (Path("/usr/share/wordnet"), REPO_ROOT / "data" / "probes" / "wordnet")
 PREPARE_HINT = ("install it with `apt-get install -y wordnet-base` (Debian/Ubuntu), or run "
                 "`python -m elmo_core probe --prepare`, or point ELMO_WORDNET_DIR at a folder with "

@@ -119,3 +119,53 @@ def test_init_from_continues_a_run(corpus, tmp_path, fake_glove):  # noqa: F811
     for key, value in base.items():  # lr 0: the biLM and softmax are the base run's, untouched
         torch.testing.assert_close(cont[key], value, rtol=0, atol=0, msg=key)
     assert (tmp_path / "cont" / "vocab.txt").read_text() == (tmp_path / "base" / "vocab.txt").read_text()
+
+
+# ---- word pieces -> Moses tokens ----------------------------------------------------------------------------
+HARD = [
+    # (sentence as Moses tokens, the word pieces expected for each token, lowercased and accent-stripped)
+    (["I", "can", "'t", "go", "."], [["i"], ["can"], ["'", "t"], ["go"], ["."]]),
+    (["the", "U.S.", "army"], [["the"], ["u", ".", "s", "."], ["army"]]),
+    (["it", "cost", "$", "3.5", "million"], [["it"], ["cost"], ["$"], ["3", ".", "5"], ["million"]]),
+    (["a", "well-known", "fact"], [["a"], ["well", "-", "known"], ["fact"]]),
+    (["Café", "Zoë"], [["cafe"], ["zoe"]]),
+    (["nice", "😀", "!"], [["nice"], ["[UNK]"], ["!"]]),
+]
+
+
+@pytest.fixture(scope="module")
+def wordpiece():
+    """A real WordPiece tokenizer with all-MiniLM-L6-v2's vocabulary (tests/fixtures, Apache-2.0)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from pathlib import Path
+    vocab = Path(__file__).parent / "fixtures" / "minilm_vocab.txt"
+    return tokenizers.BertWordPieceTokenizer(str(vocab), lowercase=True, strip_accents=True)
+
+
+@pytest.mark.parametrize("tokens, expected", HARD)
+def test_alignment_hard_cases(wordpiece, tokens, expected):
+    text, spans = teacher.token_spans(tokens)
+    enc = wordpiece.encode(text)
+    pieces = teacher.align_wordpieces(spans, enc.offsets)
+    assert [[enc.tokens[j] for j in idx] for idx in pieces] == expected
+
+
+def test_alignment_long_token_and_dropped_characters(wordpiece):
+    long = "pneumonoultramicroscopicsilicovolcanoconiosis" + "x" * 15  # 60 characters
+    tokens = ["a", long, "\u200b", "b"]  # a zero-width space that the tokenizer drops entirely
+    text, spans = teacher.token_spans(tokens)
+    enc = wordpiece.encode(text)
+    pieces = teacher.align_wordpieces(spans, enc.offsets)
+    assert len(long) == 60
+    assert len(pieces[1]) > 3  # the long token is split into many pieces, all assigned to it
+    assert "".join(enc.tokens[j].removeprefix("##") for j in pieces[1]) == long
+    assert pieces[2] == []  # no pieces: this token gets no contextual target (masked)
+    assert [enc.tokens[j] for j in pieces[3]] == ["b"]
+    # Special pieces ([CLS], [SEP]) have empty offsets and belong to no token.
+    assert sorted(j for idx in pieces for j in idx) == [j for j, (a, b) in enumerate(enc.offsets) if b > a]
+
+
+def test_alignment_truncated_sentence():
+    spans = [(0, 3), (4, 7), (8, 11)]
+    offsets = [(0, 0), (0, 3), (4, 7), (0, 0)]  # [CLS] tok1 tok2 [SEP]: the third token was cut off
+    assert teacher.align_wordpieces(spans, offsets) == [[1], [2], []]
