@@ -16,8 +16,9 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from elmo_core import probes
+from elmo_core.paths import DEFAULT_PROBE_RESULTS
 
-DEFAULT_RESULTS = probes.DEFAULT_RESULTS
+DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
 W_RANGE = (-5.0, 5.0)  # the explorer's w sliders (app.explore.W_RANGE)
 W_STEP = 0.1
 TASK_COLOURS = {"wsd": "#1f77b4", "pos": "#ff7f0e"}
@@ -85,7 +86,7 @@ def matching_report(report: dict | None, fingerprint: str, model_key: str) -> tu
 def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
     """What is missing for computing the probes here (empty list: all there)."""
     from elmo_core.brown import find_brown_dir
-    from elmo_core.senses import find_wordnet_dir
+    from elmo_core.wordnet import find_wordnet_dir
 
     problems = []
     for find, arg in ((find_wordnet_dir, wordnet_dir), (find_brown_dir, brown_dir)):

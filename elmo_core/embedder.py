@@ -25,9 +25,8 @@ import torch
 from .bilm import BiLM
 from .chars import batch_to_ids, check_sentences
 from .lstm import LSTMState
+from .paths import DEFAULT_MODEL_DIR
 from .weights import load_bilm_from_elmo_files, load_checkpoint
-
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "default"
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:

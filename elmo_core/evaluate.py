@@ -12,8 +12,6 @@ Dims: N items, L + 1 layers, D = 2P.
 from __future__ import annotations
 
 import hashlib
-import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -255,84 +253,3 @@ def sense_table(results: Sequence[dict]) -> str:
     lines.append("\nMFS is leave-one-out (the majority sense of the lemma's other sentences): on a balanced set, "
                  "such as our own sentences, it scores 0 by construction.")
     return "\n".join(lines)
-
-
-def cmd_evaluate(args) -> int:
-    """``python -m elmo_core evaluate``: the sense probe on WordNet examples and our sentences, and the
-    held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
-    import torch
-
-    from .cli import _load_embedder
-    from .embedder import DEFAULT_MODEL_DIR
-    from .senses import read_sense_sentences, read_wordnet_examples
-    from .train import read_sentences
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    embedder = _load_embedder(args)
-    report: dict = {"model": model_info(embedder), "sense_probe": {}, "perplexity": None}
-    results = []
-    datasets = [("WordNet examples",
-                 lambda: subsample_keys(read_wordnet_examples(args.wordnet_dir), args.max_items, args.seed)),
-                ("own sentences", lambda: read_sense_sentences(args.sentences)),
-                ("sense probe (34 words)", lambda: read_sense_sentences(args.probe))]
-    for name, load in datasets:
-        try:
-            items = load()
-        except FileNotFoundError as err:
-            print(f"skipping {name}: {err}", file=sys.stderr)
-            report["sense_probe"][name] = {"skipped": str(err)}
-            continue
-        print(f"sense probe on {name}: {len(items)} items ...", file=sys.stderr)
-        r = sense_probe(embedder, items, args.batch_size, dataset=name)
-        report["sense_probe"][name] = r
-        results.append(r)
-    ckpt = args.checkpoint or (None if args.options else DEFAULT_MODEL_DIR)
-    test_file = Path(args.corpus_dir) / "test.txt"
-    if ckpt is None:
-        report["perplexity"] = {"skipped": "perplexity needs a checkpoint folder (--checkpoint) with its softmax"}
-    elif not (Path(ckpt) / "softmax.safetensors").is_file() or not (Path(ckpt) / "vocab.txt").is_file():
-        report["perplexity"] = {"skipped": f"{ckpt} has no softmax.safetensors + vocab.txt"}
-    elif not test_file.is_file():
-        report["perplexity"] = {"skipped": f"no test split at {test_file} (build the corpus first)"}
-    else:
-        start = time.perf_counter()
-        sentences = read_sentences(test_file, args.max_sentences)
-        report["perplexity"] = {**heldout_perplexity(ckpt, sentences, args.batch_size), "sentences": len(sentences),
-                                "file": str(test_file), "seconds": round(time.perf_counter() - start, 1)}
-    table = sense_table(results) if results else "(no sense data)"
-    ppl = report["perplexity"]
-    text = (f"Model: {embedder.name}, {embedder.num_parameters:,} parameters\n\nSense probe (leave-one-out 1-NN "
-            f"accuracy within lemma, %):\n\n{table}\n\nPerplexity: "
-            + (f"forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}, average {ppl['average']:.1f} "
-               f"on {ppl['sentences']} test sentences" if "forward" in ppl else str(ppl.get("skipped"))))
-    print(text)
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
-    return 0
-
-
-def add_evaluate_parser(sub) -> None:
-    """Register ``evaluate`` on the CLI's subparsers (called from ``elmo_core.cli.build_parser``)."""
-    from .senses import OWN_SENTENCES, SENSE_PROBE
-
-    p = sub.add_parser("evaluate", help="sense probe (WordNet examples + our sentences) and test perplexity")
-    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
-                                        "vocab.txt for perplexity); default: assets/default")
-    p.add_argument("--options", help="ELMo options.json (with --weights)")
-    p.add_argument("--weights", help="ELMo weights.hdf5")
-    p.add_argument("--corpus-dir", default="data/corpus", help="folder with test.txt (default data/corpus)")
-    p.add_argument("--max-sentences", type=int, default=0, help="use the first N test sentences (0 = all)")
-    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
-    p.add_argument("--sentences", default=str(OWN_SENTENCES), help="our sense sentences (TSV word, sense, sentence)")
-    p.add_argument("--probe", default=str(SENSE_PROBE),
-                   help="the fresh sense probe of assets/probes/SENSE_PROBE.md (TSV word, sense, sentence)")
-    p.add_argument("--max-items", type=int, default=0,
-                   help="subsample WordNet to about N items (whole lemmas; 0 = all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
-    p.add_argument("--out", help="write the results as JSON here")
-    p.set_defaults(func=cmd_evaluate)

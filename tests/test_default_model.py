@@ -2,7 +2,7 @@
 import numpy as np
 
 from elmo_core import Embedder, tokenize
-from elmo_core.embedder import DEFAULT_MODEL_DIR
+from elmo_core.paths import DEFAULT_MODEL_DIR
 
 RIVER = ["We sat on the bank of the river and watched the water.", "The boat drifted toward the muddy bank.",
          "Fish swam near the grassy bank of the stream."]

@@ -157,8 +157,8 @@ def test_page_computes_results_for_a_model(monkeypatch):
 def test_page_says_when_probe_data_is_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("ELMO_WORDNET_DIR", str(tmp_path))
     monkeypatch.setenv("ELMO_BROWN_DIR", str(tmp_path))
-    monkeypatch.setattr("elmo_core.senses.WORDNET_DIRS", ())
-    monkeypatch.setattr("elmo_core.brown.BROWN_DIRS", ())
+    monkeypatch.setattr("elmo_core.wordnet.wordnet_dirs", list)
+    monkeypatch.setattr("elmo_core.brown.brown_dirs", list)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
     no_errors(at)
     assert not any(b.key == "layers_compute" for b in at.button)  # no button that can only fail

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from elmo_core.evaluate import mean_over_groups, sense_probe, silhouette_by_sense
-from elmo_core.senses import OWN_SENTENCES, read_sense_sentences, regular_forms
+from elmo_core.paths import OWN_SENTENCES
+from elmo_core.senses import read_sense_sentences, regular_forms
 from elmo_core.tokenize import tokenize
 
 REPO = Path(__file__).resolve().parent.parent
