@@ -6,7 +6,7 @@ Usage:
                                    [--threads N] [--parts abc] [--phases] [--profile]
 
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
-(``Embedder.default()``, assets/default) when it exists, else the tiny fixture model (printed).
+(``elmo_core.loading.load_embedder``: the same rule as the command line and the app).
 
 (a) slider path: everything ``live_view`` in app/views/explorer.py recomputes when a weight slider moves
     (scalar mix, warm-started projection + Procrustes, the three figures and their JSON as st.plotly_chart
@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 from app import explore as ex  # noqa: E402
 from app import figures  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
+from elmo_core.paths import REFERENCE_SENTENCES  # noqa: E402
 
-FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
-REFERENCE = ROOT / "assets" / "reference_sentences.txt"
+REFERENCE = REFERENCE_SENTENCES
 MAX_REFERENCE_SENTENCES = 100  # as app/resources.py
 K = 10  # neighbours shown (the page's default)
 
@@ -63,15 +63,11 @@ EXTRA_BANK = """\
 
 # ---- model ------------------------------------------------------------------------------------------------
 def load_model(args):
-    from elmo_core import Embedder
-    if args.checkpoint:
-        return Embedder.from_checkpoint(args.checkpoint, device=args.device), f"checkpoint {args.checkpoint}"
-    if args.options and args.weights:
-        return Embedder.from_elmo_files(args.options, args.weights, device=args.device), f"ELMo files {args.weights}"
-    if (ROOT / "assets" / "default" / "model.safetensors").is_file():
-        return Embedder.default(device=args.device), "default model (assets/default)"
-    return (Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device=args.device),
-            "tiny fixture model (assets/default/model.safetensors is missing)")
+    from elmo_core.loading import load_embedder
+    embedder = load_embedder(args.options, args.weights, args.checkpoint, device=args.device)
+    source = (f"ELMo files {args.weights}" if args.options else f"checkpoint {args.checkpoint}" if args.checkpoint
+              else "default model (assets/default)")
+    return embedder, source
 
 
 # ---- reference corpus (as app/resources.reference_matches, without Streamlit's cache) ---------------------

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .metrics import loo_baseline_scores, loo_nn_scores, mean_over_groups, silhouette_by_sense
 from .senses import SenseItem, group_by_key
 
 Progress = Callable[[float, str], None]
-TIE_TOLERANCE = 1e-6  # cosine similarities this close count as a tie (identical layer-0 vectors)
 
 
 # ---- model identity ---------------------------------------------------------------------------------------
@@ -72,72 +72,6 @@ def embed_items(embedder, items: Sequence[SenseItem], batch_size: int = 64,
         if len(others):
             context[k] = others.mean(axis=0)
     return targets, context
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
-
-
-def loo_nn_scores(vectors: np.ndarray, labels: Sequence[str]) -> np.ndarray:
-    """Leave-one-out 1-nearest-neighbour by cosine within one group.
-
-    Args: vectors float (n, D); labels n sense labels.
-    Returns: float64 (n,): for each item the fraction of its nearest neighbours (ties within
-        TIE_TOLERANCE, so identical vectors give the expected score of a random pick) that share its label.
-    """
-    x = _unit(np.asarray(vectors, dtype=np.float64))
-    sims = x @ x.T
-    np.fill_diagonal(sims, -np.inf)
-    best = sims.max(axis=1, keepdims=True)
-    candidates = sims >= best - TIE_TOLERANCE
-    lab = np.asarray(labels)
-    same = lab[:, None] == lab[None, :]
-    return (candidates & same).sum(axis=1) / candidates.sum(axis=1)
-
-
-def silhouette_by_sense(vectors: np.ndarray, labels: Sequence[str]) -> float:
-    """Silhouette of the sense labels within one group, cosine distance (``sklearn.metrics.silhouette_score``).
-
-    Args: vectors float (n, D); labels n sense labels.
-    Returns: the mean silhouette in [-1, 1]; NaN when it is undefined (fewer than 2 senses, or as many senses
-        as items). Identical vectors give 0 (sklearn's 0/0 convention); zero vectors are at distance 1 of all.
-    """
-    from sklearn.metrics import silhouette_score
-
-    lab = np.asarray(labels)
-    n_senses = len(np.unique(lab))
-    if n_senses < 2 or n_senses >= len(lab):
-        return float("nan")
-    return float(silhouette_score(np.asarray(vectors, dtype=np.float64), lab, metric="cosine"))
-
-
-def mean_over_groups(values: Sequence[float]) -> float | None:
-    """The mean of per-group values, ignoring NaN (undefined groups); None when no group has a value."""
-    arr = np.asarray(values, dtype=np.float64)
-    arr = arr[~np.isnan(arr)]
-    return float(arr.mean()) if len(arr) else None
-
-
-def loo_baseline_scores(labels: Sequence[str]) -> dict[str, np.ndarray]:
-    """Per-item scores of the model-free baselines within one group (leave-one-out).
-
-    Returns {"mfs": majority sense of the other items (ties: expected score of a random pick),
-    "chance_random_neighbour": (c_s - 1) / (n - 1), what 1-NN with random vectors scores on average,
-    "chance_uniform": 1 / number of senses}; each float64 (n,).
-    """
-    lab = np.asarray(labels)
-    n = len(lab)
-    senses, counts = np.unique(lab, return_counts=True)
-    count = dict(zip(senses, counts))
-    mfs = np.zeros(n)
-    for i, s in enumerate(lab):
-        others = {t: c - (t == s) for t, c in count.items()}
-        top = max(others.values())
-        winners = [t for t, c in others.items() if c == top]
-        mfs[i] = (s in winners) / len(winners)
-    own = np.array([count[s] for s in lab], dtype=np.float64)
-    return {"mfs": mfs, "chance_random_neighbour": (own - 1) / (n - 1), "chance_uniform": np.full(n, 1 / len(senses))}
 
 
 def sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, dataset: str = "",
