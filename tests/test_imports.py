@@ -85,6 +85,29 @@ def test_no_import_loops():
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
 
 
+# The layers of docs/ARCHITECTURE.md, lowest first: a module imports its own layer and those below only.
+LAYERS = [
+    {"elmo_core.paths", "elmo_core.tokenize", "elmo_core.metrics", "elmo_core.fetch"},
+    {"elmo_core", "elmo_core.config", "elmo_core.chars", "elmo_core.char_cnn", "elmo_core.lstm", "elmo_core.bilm",
+     "elmo_core.weights", "elmo_core.mix", "elmo_core.embedder", "elmo_core.loading"},
+    {"elmo_core.vocab", "elmo_core.wordnet", "elmo_core.brown", "elmo_core.senses", "elmo_core.corpus",
+     "elmo_core.corpus.pipeline", "elmo_core.corpus.cleaners", "elmo_core.corpus.sources", "elmo_core.corpus.build",
+     "elmo_core.corpus.card"},
+    {"elmo_core.lm", "elmo_core.teacher", "elmo_core.train", "elmo_core.evaluate", "elmo_core.probes"},
+    {"elmo_core.cli", "elmo_core.__main__", "elmo_core.corpus.__main__"},
+]
+
+
+def test_layers_import_only_downward():
+    graph = import_graph()
+    level = {m: k for k, layer in enumerate(LAYERS) for m in layer}
+    core = {m for m in graph if m.startswith("elmo_core")}
+    assert core == set(level), f"place these in LAYERS: {sorted(core ^ set(level))}"
+    for name in core:
+        for target in graph[name]:
+            assert level[target] <= level[name], f"{name} (layer {level[name]}) imports {target} (layer {level[target]})"
+
+
 def test_the_library_never_imports_the_app_or_the_command_line():
     graph = import_graph()
     for name, targets in graph.items():

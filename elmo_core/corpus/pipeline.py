@@ -3,6 +3,7 @@ the junk filter, duplicate removal and the train/dev/test split. Pure functions 
 """
 from __future__ import annotations
 
+import functools
 import random
 import re
 import unicodedata
@@ -68,54 +69,35 @@ def paragraphs(text: str) -> list[str]:
     return out
 
 
-# Words after which a full stop usually does not end a sentence. Lower-cased, without the dot.
-ABBREVIATIONS = frozenset(
-    """mr mrs ms messrs dr prof rev hon st sr jr gen col capt lt sgt maj adm gov sen rep pres
-    supt fr mt ft no nos vol vols art fig figs ch chap sec p pp ed eds co corp inc ltd bros dept
-    univ assn jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun
-    vs etc cf ca al esp approx viz ibid op e.g i.e u.s u.k u.s.a a.m p.m a.d b.c""".split()
-)
-# Candidate boundary: terminal punctuation, optional closing quotes/brackets, whitespace, then
-# something that can start a sentence (a capital, digit, opening quote/bracket).
-_BOUNDARY_RE = re.compile(r"""([.!?]+)(["')\]]*)\s+(?=["'(\[]*[A-Z0-9])""")
+@functools.lru_cache(maxsize=1)
+def _splitter():
+    try:
+        from sentence_splitter import SentenceSplitter
+    except ImportError as err:
+        raise ImportError("the corpus build splits sentences with the package sentence-splitter: "
+                          "pip install -r requirements-train.txt (or pip install 'elmo-explorer[corpus]')") from err
+    return SentenceSplitter(language="en")
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    """Split one paragraph into sentences with a conservative regex splitter.
+    """Split one paragraph into sentences with the Koehn and Schroeder splitter of the Moses/Europarl tools
+    (PyPI ``sentence-splitter``; why this one: docs/SENTENCE_SPLITTING.md).
 
-    A boundary is ``.``, ``!`` or ``?`` (optionally followed by closing quotes or brackets),
-    then whitespace, then a capital letter, digit or opening quote. A full stop does not split
-    after a known abbreviation (``Mr.``, ``e.g.``, ``U.S.``...) or after a single capital
-    letter (an initial such as ``J. Smith``). Errors are left in rather than guessed at: a
-    missed split only yields a longer line, which the 100-token cap may then drop.
+    A boundary is terminal punctuation, optional closing quotes or brackets, whitespace and an upper-case
+    start; the library's English non-breaking prefixes (``Mr.``, ``e.g.``, initials, ...) never split.
 
     Args:
         paragraph: one paragraph of running text (newlines are treated as spaces).
 
     Returns:
         list[str]: the sentences, stripped, in order; ``[]`` for blank input.
+    Raises:
+        ImportError: when sentence-splitter is not installed (the message says how to install it).
     """
     text = " ".join(paragraph.split())
     if not text:
         return []
-    sentences = []
-    start = 0
-    for m in _BOUNDARY_RE.finditer(text):
-        if m.group(1) == ".":
-            word = text[start:m.start()].rsplit(" ", 1)[-1].lstrip("\"'([")
-            bare = word.lower()
-            if bare in ABBREVIATIONS or (len(word) == 1 and word.isupper()):
-                continue
-            # Dotted acronyms such as "U.S" or "A.D" before the final dot.
-            if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", word):
-                continue
-        end = m.end(2)
-        sentences.append(text[start:end].strip())
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return [s for s in sentences if s]
+    return [s.strip() for s in _splitter().split(text) if s.strip()]
 
 
 # URLs after Moses tokenisation ("http : / / www.x.com") are noise for a language model.
