@@ -76,7 +76,7 @@ def cmd_evaluate(args) -> int:
     held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
     import torch
 
-    from .evaluate import heldout_perplexity, model_info, sense_probe, sense_table, subsample_keys
+    from .evaluate import heldout_perplexity, loo_sense_probe, model_info, sense_table, subsample_keys
     from .paths import DEFAULT_MODEL_DIR
     from .senses import read_sense_sentences, read_wordnet_examples
     from .train import read_sentences
@@ -98,7 +98,7 @@ def cmd_evaluate(args) -> int:
             report["sense_probe"][name] = {"skipped": str(err)}
             continue
         print(f"sense probe on {name}: {len(items)} items ...", file=sys.stderr)
-        r = sense_probe(embedder, items, args.batch_size, dataset=name)
+        r = loo_sense_probe(embedder, items, args.batch_size, dataset=name)
         report["sense_probe"][name] = r
         results.append(r)
     ckpt = args.checkpoint or (None if args.options else DEFAULT_MODEL_DIR)

@@ -1,9 +1,10 @@
 """Evaluation of a biLM: the leave-one-out sense probe and held-out perplexity.
 
-Sense probe (issue 3, item 5): for each lemma, every occurrence is labelled with the sense of its nearest
-other occurrence of the same lemma (cosine, 1-NN, leave-one-out), per layer 0..L and for the equal mix, next
-to baselines that need no contextual model: most frequent sense, chance, and a bag of context words (the
-mean layer-0 vector of the sentence's other tokens, which captures topic, not sense).
+The leave-one-out sense probe (``loo_sense_probe``; not the sense-means probe of ``elmo_core.probes``): for
+each lemma, every occurrence is labelled with the sense of its nearest other occurrence of the same lemma
+(cosine, 1-NN, leave-one-out), per layer 0..L and for the equal mix, next to baselines that need no
+contextual model: most frequent sense, chance, and a bag of context words (the mean layer-0 vector of the
+sentence's other tokens, which captures topic, not sense). The metrics are ``elmo_core.metrics``.
 The same vectors also get a silhouette by sense (cosine distance) per lemma, averaged over lemmas (issue 9,
 item 4): how far apart the senses lie, not only whether the nearest neighbour agrees.
 
@@ -74,8 +75,8 @@ def embed_items(embedder, items: Sequence[SenseItem], batch_size: int = 64,
     return targets, context
 
 
-def sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, dataset: str = "",
-                progress: Progress | None = None) -> dict:
+def loo_sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, dataset: str = "",
+                    progress: Progress | None = None) -> dict:
     """Leave-one-out 1-NN sense accuracy within each lemma, per layer, for the equal mix and for baselines.
 
     Args:
@@ -167,7 +168,7 @@ def heldout_perplexity(checkpoint_dir: str | Path, sentences: Sequence[Sequence[
 
 # ---- report -----------------------------------------------------------------------------------------------
 def sense_table(results: Sequence[dict]) -> str:
-    """A markdown table of ``sense_probe`` results (percent)."""
+    """A markdown table of ``loo_sense_probe`` results (percent)."""
     num_layers = max(len(r["layers"]) for r in results)
     head = ["data", "items / lemmas", *(f"layer {j}" for j in range(num_layers)), "equal mix",
             "bag of context", "MFS", "chance (random neighbour)"]

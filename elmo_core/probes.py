@@ -1,7 +1,9 @@
 """What each layer knows: the word-sense and part-of-speech probes of Peters et al. (2018), section 5.3.
 
-* WSD: 1-nearest-neighbour to per-sense mean vectors (cosine), on WordNet example sentences, coarse senses =
-  lexicographer files, train/test split by sentence; most-frequent-sense baseline from the training split.
+* Word sense, the sense-means probe (``sense_means_probe``, task "wsd"): 1-nearest-neighbour to per-sense
+  mean vectors (cosine), on WordNet example sentences, coarse senses = lexicographer files, train/test split
+  by sentence; most-frequent-sense baseline from the training split. Not the leave-one-out sense probe of
+  ``elmo_core.evaluate`` (1-NN among the other occurrences, no training split).
 * POS: a linear classifier (scikit-learn logistic regression) on Brown corpus tokens, tags mapped to the 12
   universal tags (``elmo_core.brown``), split by document.
 * Both per layer 0..L and for a scalar mix (s = softmax(w), gamma) trained jointly with a linear classifier
@@ -183,8 +185,8 @@ def _nearest_sense_scores(vectors: np.ndarray, items: Sequence[SenseItem], train
     return out
 
 
-def wsd_probe(embedder, items: Sequence[SenseItem], test_fraction: float = 0.2, seed: int = 0,
-              batch_size: int = 64, epochs: int = 20, progress: Progress | None = None) -> dict:
+def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float = 0.2, seed: int = 0,
+                      batch_size: int = 64, epochs: int = 20, progress: Progress | None = None) -> dict:
     """Word-sense probe: 1-NN to per-sense mean vectors, per layer and for a learned scalar mix.
 
     Args:
@@ -387,7 +389,7 @@ def run_probe(embedder, task: str, size: str = "full", max_items: int = 0, seed:
     Args:
         task: "wsd" or "pos". size: "full" or "quick" (``SIZES``). max_items: override the subsample
             (WSD: sense items, whole lemmas; POS: training sentences, test = 40% of that); 0 = the size's.
-    Returns: the task result dict (keys documented in ``wsd_probe`` / ``pos_probe``), with "subsample" text.
+    Returns: the task result dict (keys documented in ``sense_means_probe`` / ``pos_probe``), with "subsample" text.
     Raises: FileNotFoundError when the data is missing (the message names the prepare command);
         ValueError for an unknown task or size.
     """
@@ -401,7 +403,7 @@ def run_probe(embedder, task: str, size: str = "full", max_items: int = 0, seed:
         all_items = read_wordnet_examples(wordnet_dir)
         limit = max_items or sizes["wsd_items"]
         items = subsample_keys(all_items, limit, seed)
-        result = wsd_probe(embedder, items, seed=seed, progress=progress)
+        result = sense_means_probe(embedder, items, seed=seed, progress=progress)
         result["data"]["subsample"] = (f"{len(items)} of {len(all_items)} items (whole lemmas, seed {seed})"
                                        if len(items) < len(all_items) else f"all {len(all_items)} items")
         return result

@@ -35,10 +35,10 @@ def test_default_model_shapes_and_context():
 def test_default_model_separates_senses_better_than_layer0_and_bag_of_context():
     """Leave-one-out 1-NN sense accuracy on our 123 hand-written sense sentences (MODEL_CARD.md: layer 0 38.5 %,
     layer 1 55.3 %, layer 2 54.5 %, bag of context words 46.3 %)."""
-    from elmo_core.evaluate import sense_probe
+    from elmo_core.evaluate import loo_sense_probe
     from elmo_core.senses import read_sense_sentences
 
-    result = sense_probe(Embedder.default(device="cpu"), read_sense_sentences(), dataset="own sentences")
+    result = loo_sense_probe(Embedder.default(device="cpu"), read_sense_sentences(), dataset="own sentences")
     layers = result["layers"]
     assert layers[1] > layers[0] + 0.1 and layers[2] > layers[0] + 0.1
     assert max(layers[1], layers[2]) > result["bag_of_context"] + 0.05

@@ -4,10 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from elmo_core.evaluate import heldout_perplexity, model_fingerprint, sense_probe, subsample_keys
+from elmo_core.evaluate import heldout_perplexity, loo_sense_probe, model_fingerprint, subsample_keys
 from elmo_core.senses import SenseItem, read_sense_sentences, read_wordnet_examples
 
 WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
@@ -23,10 +22,10 @@ def _check(result, num_layers):
 
 def test_sense_probe_on_tiny_model(tiny_embedder):
     items = read_wordnet_examples(WORDNET)
-    result = sense_probe(tiny_embedder, items, dataset="fixture")
+    result = loo_sense_probe(tiny_embedder, items, dataset="fixture")
     _check(result, tiny_embedder.num_layers)
     assert result["n_items"] == len(items) and result["n_keys"] == 6 and result["dataset"] == "fixture"
-    own = sense_probe(tiny_embedder, read_sense_sentences(), batch_size=16)
+    own = loo_sense_probe(tiny_embedder, read_sense_sentences(), batch_size=16)
     _check(own, tiny_embedder.num_layers)
     assert own["n_keys"] >= 15
 
@@ -34,7 +33,7 @@ def test_sense_probe_on_tiny_model(tiny_embedder):
 def test_sense_probe_needs_pairs(tiny_embedder):
     single = [SenseItem("bank", "n", "noun.object", ("the", "bank"), 1)]
     with pytest.raises(ValueError, match="two or more"):
-        sense_probe(tiny_embedder, single)
+        loo_sense_probe(tiny_embedder, single)
 
 
 def test_subsample_keeps_whole_lemmas():

@@ -32,9 +32,9 @@ def test_split_documents_by_name():
 
 
 # ---- probes ------------------------------------------------------------------------------------------------
-def test_wsd_probe_on_tiny_model(tiny_embedder):
+def test_sense_means_probe_on_tiny_model(tiny_embedder):
     items = read_wordnet_examples(WORDNET)
-    result = probes.wsd_probe(tiny_embedder, items, test_fraction=0.4, epochs=3)
+    result = probes.sense_means_probe(tiny_embedder, items, test_fraction=0.4, epochs=3)
     check_task(result, tiny_embedder.num_layers, "wsd")
     assert 0.0 <= result["mix_linear"] <= 1.0
     assert result["data"]["n_train"] + result["data"]["n_test"] <= len(items)
