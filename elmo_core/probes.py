@@ -26,6 +26,7 @@ import warnings
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,6 @@ from .senses import SenseItem
 
 Progress = Callable[[float, str], None]
 FORMAT = "elmo-explorer-probes/1"
-TASKS = ("wsd", "pos")
 # Peters et al. 2018 (NAACL), as fractions. ELMO_SPEC.md section 13.
 PAPER = {
     "wsd": {"layer_1": 0.674, "layer_2": 0.690, "metric": "F1, all-words fine-grained WSD",
@@ -251,7 +251,7 @@ def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float
     mixed = np.einsum("j,njd->nd", np.asarray(mix["s"], dtype=np.float32), vectors)
     progress(1.0, "word sense probe done")
     return {
-        "task": "wsd", "title": "Word sense (1-NN to sense means)", "metric": "accuracy",
+        "task": "wsd", "title": TASKS["wsd"].title, "metric": "accuracy",
         "layers": layers, "mix_learned": float(_nearest_sense_scores(mixed, sub_items, train, test_rows).mean()),
         "mix_learned_how": "1-NN to sense means of the mix with the learned s (s learned by a linear sense "
                            "classifier trained jointly with the mix)",
@@ -364,7 +364,7 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
              for s in test_s for w in s.tokens]
     progress(1.0, "part-of-speech probe done")
     return {
-        "task": "pos", "title": "Part of speech (linear classifier)", "metric": "accuracy",
+        "task": "pos", "title": TASKS["pos"].title, "metric": "accuracy",
         "layers": layers, "layers_converged": converged, "mix_learned": float((pred == y_test).mean()),
         "mix_learned_how": "linear classifier (PyTorch) trained jointly with the scalar mix",
         **_mix_summary(model), "layer_scale": _layer_scale(x_train),
@@ -381,35 +381,89 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
     }
 
 
+# ---- the task table -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProbeTask:
+    """One probe task: what the command line, the result files and the Layers page need to know about it.
+
+    name: its key in result files; title: as shown; label: a short name for buttons; colour: of its bars;
+    find_data(wordnet_dir, brown_dir): raises FileNotFoundError (naming the prepare command) when its data
+    is missing; run(embedder, sizes, max_items, seed, wordnet_dir, brown_dir, progress): its result dict.
+    Adding a task means adding an entry here and the module or function that runs it.
+    """
+
+    name: str
+    title: str
+    label: str
+    colour: str
+    find_data: Callable[..., object]
+    run: Callable[..., dict]
+
+
+def _run_sense_means(embedder, sizes: dict, max_items: int, seed: int, wordnet_dir, brown_dir,
+                     progress: Progress | None) -> dict:
+    from .senses import read_wordnet_examples
+
+    all_items = read_wordnet_examples(wordnet_dir)
+    items = subsample_keys(all_items, max_items or sizes["wsd_items"], seed)
+    result = sense_means_probe(embedder, items, seed=seed, progress=progress)
+    result["data"]["subsample"] = (f"{len(items)} of {len(all_items)} items (whole lemmas, seed {seed})"
+                                   if len(items) < len(all_items) else f"all {len(all_items)} items")
+    return result
+
+
+def _run_pos(embedder, sizes: dict, max_items: int, seed: int, wordnet_dir, brown_dir,
+             progress: Progress | None) -> dict:
+    from .brown import read_brown
+
+    train = max_items or sizes["pos_train"]
+    test = max(1, int(0.4 * max_items)) if max_items else sizes["pos_test"]
+    return pos_probe(embedder, read_brown(brown_dir), train, test, seed=seed, progress=progress)
+
+
+def _find_wordnet(wordnet_dir=None, brown_dir=None):
+    from .wordnet import find_wordnet_dir
+    return find_wordnet_dir(wordnet_dir)
+
+
+def _find_brown(wordnet_dir=None, brown_dir=None):
+    from .brown import find_brown_dir
+    return find_brown_dir(brown_dir)
+
+
+TASKS: dict[str, ProbeTask] = {t.name: t for t in (
+    ProbeTask("wsd", "Word sense (1-NN to sense means)", "word sense", "#1f77b4", _find_wordnet, _run_sense_means),
+    ProbeTask("pos", "Part of speech (linear classifier)", "part of speech", "#ff7f0e", _find_brown, _run_pos),
+)}
+
+
 # ---- running, files, tables -----------------------------------------------------------------------------------
+def data_problems(tasks=None, wordnet_dir=None, brown_dir=None) -> list[str]:
+    """Why the given tasks (default: all) cannot run here: one message per missing dataset; [] when ready."""
+    problems = []
+    for name in tasks or TASKS:
+        try:
+            TASKS[name].find_data(wordnet_dir, brown_dir)
+        except FileNotFoundError as err:
+            problems.append(str(err))
+    return problems
+
+
 def run_probe(embedder, task: str, size: str = "full", max_items: int = 0, seed: int = 0,
               wordnet_dir=None, brown_dir=None, progress: Progress | None = None) -> dict:
-    """Load the task's data and run it.
+    """Load the task's data and run it (``TASKS[task].run``).
 
     Args:
-        task: "wsd" or "pos". size: "full" or "quick" (``SIZES``). max_items: override the subsample
+        task: a key of ``TASKS``. size: "full" or "quick" (``SIZES``). max_items: override the subsample
             (WSD: sense items, whole lemmas; POS: training sentences, test = 40% of that); 0 = the size's.
     Returns: the task result dict (keys documented in ``sense_means_probe`` / ``pos_probe``), with "subsample" text.
     Raises: FileNotFoundError when the data is missing (the message names the prepare command);
         ValueError for an unknown task or size.
     """
-    from .brown import read_brown
-    from .senses import read_wordnet_examples
-
     if task not in TASKS or size not in SIZES:
-        raise ValueError(f"task must be one of {TASKS} and size one of {tuple(SIZES)}, got {task!r}, {size!r}")
-    sizes = SIZES[size]
-    if task == "wsd":
-        all_items = read_wordnet_examples(wordnet_dir)
-        limit = max_items or sizes["wsd_items"]
-        items = subsample_keys(all_items, limit, seed)
-        result = sense_means_probe(embedder, items, seed=seed, progress=progress)
-        result["data"]["subsample"] = (f"{len(items)} of {len(all_items)} items (whole lemmas, seed {seed})"
-                                       if len(items) < len(all_items) else f"all {len(all_items)} items")
-        return result
-    train = max_items or sizes["pos_train"]
-    test = max(1, int(0.4 * max_items)) if max_items else sizes["pos_test"]
-    return pos_probe(embedder, read_brown(brown_dir), train, test, seed=seed, progress=progress)
+        raise ValueError(f"task must be one of {tuple(TASKS)} and size one of {tuple(SIZES)}, "
+                         f"got {task!r}, {size!r}")
+    return TASKS[task].run(embedder, SIZES[size], max_items, seed, wordnet_dir, brown_dir, progress)
 
 
 def new_report(embedder) -> dict:

@@ -90,3 +90,12 @@ def test_load_report_rejects_other_json(tmp_path):
     bad.write_text('{"tasks": {}}')
     with pytest.raises(ValueError, match="not a probe results file"):
         probes.load_report(bad)
+
+
+def test_every_task_in_the_table_reports_its_data(tmp_path):
+    for name, task in probes.TASKS.items():
+        assert task.name == name and task.title and task.label and task.colour.startswith("#")
+        with pytest.raises(FileNotFoundError, match="--prepare"):
+            task.find_data(tmp_path, tmp_path)
+    assert len(probes.data_problems(wordnet_dir=tmp_path, brown_dir=tmp_path)) == len(probes.TASKS)
+    assert probes.data_problems(wordnet_dir=WORDNET, brown_dir=BROWN) == []
