@@ -28,6 +28,9 @@ from .lstm import LSTMState
 from .weights import load_bilm_from_elmo_files, load_checkpoint
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "default"
+# The biLMs shipped in assets/, by name: the default (LM objective + teachers) and one trained with the
+# paper's objective alone, for showing what the biLM objective learns from 8M tokens (MODEL_CARD.md of each).
+BUNDLED_MODELS = {"default": DEFAULT_MODEL_DIR, "lm-only": DEFAULT_MODEL_DIR.parent / "lm-only"}
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
@@ -96,11 +99,25 @@ class Embedder:
         Raises:
             FileNotFoundError: the assets are missing (a broken checkout).
         """
-        if not (DEFAULT_MODEL_DIR / "model.safetensors").is_file():
-            raise FileNotFoundError(f"the default model is missing from {DEFAULT_MODEL_DIR}; "
-                                    "restore assets/default from the repository")
-        embedder = cls.from_checkpoint(DEFAULT_MODEL_DIR, device, stateful, dtype)
-        embedder.name = "default"
+        return cls.bundled("default", device, stateful, dtype)
+
+    @classmethod
+    def bundled(cls, name: str, device=None, stateful: bool = False, dtype: str = "float32") -> "Embedder":
+        """One of the biLMs shipped in ``assets/`` (``BUNDLED_MODELS``: "default", "lm-only"), offline.
+
+        Weights stored as float16 are widened to float32 on load (or to ``dtype``).
+        Raises:
+            KeyError: an unknown name (the message lists the known ones).
+            FileNotFoundError: the assets are missing (a broken checkout).
+        """
+        if name not in BUNDLED_MODELS:
+            raise KeyError(f"no bundled model {name!r}; the bundled models are {', '.join(BUNDLED_MODELS)}")
+        directory = BUNDLED_MODELS[name]
+        if not (directory / "model.safetensors").is_file():
+            raise FileNotFoundError(f"the bundled model {name!r} is missing from {directory}; "
+                                    f"restore assets/{directory.name} from the repository")
+        embedder = cls.from_checkpoint(directory, device, stateful, dtype)
+        embedder.name = name
         return embedder
 
     # ---- facts ----------------------------------------------------------------------------------
