@@ -145,16 +145,19 @@ def hdf5_datasets(f, label: str) -> dict[str, "h5py.Dataset"]:
     return found
 
 
-def _open_hdf5(path: str | Path):
+def _open_hdf5(path, label: str | None = None):
+    """An HDF5 file opened read-only from a path or a binary file object (e.g. ``io.BytesIO``)."""
     import h5py
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"weights file not found: {path}")
+    if isinstance(path, (str, Path)):
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"weights file not found: {path}")
+        label = path.name
     try:
         return h5py.File(path, "r")
-    except OSError as exc:
-        raise ValueError(f"{path.name}: not a readable HDF5 weights file ({exc})") from exc
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{label}: not a readable HDF5 weights file ({exc})") from exc
 
 
 def _without_projection(config: BiLMConfig, datasets: dict, label: str) -> bool:
@@ -257,21 +260,62 @@ def load_bilm_from_elmo_files(options_file: str | Path, weights_file: str | Path
         FileNotFoundError, ValueError: as ``BiLMConfig.from_options_json``, ``check_budget`` and
         ``load_elmo_hdf5``.
     """
-    import dataclasses
-
     config = BiLMConfig.from_options_json(options_file)
     config.check_budget(max_parameters)
     weights_file = Path(weights_file)
     with _open_hdf5(weights_file) as f:
-        datasets = hdf5_datasets(f, weights_file.name)
-        no_projection = _without_projection(config, datasets, weights_file.name)
-        if no_projection:
-            config = dataclasses.replace(config, lstm=dataclasses.replace(config.lstm, proj_clip=0.0))
-        with torch.device("meta"):
-            _check_layout(BiLM(config), datasets, weights_file.name, no_projection)
-        model = BiLM(config)
-        _copy(model, datasets, weights_file.name, no_projection)
+        return _bilm_from_hdf5(config, f, weights_file.name)
+
+
+def _bilm_from_hdf5(config: BiLMConfig, f, label: str) -> BiLM:
+    import dataclasses
+
+    datasets = hdf5_datasets(f, label)
+    no_projection = _without_projection(config, datasets, label)
+    if no_projection:
+        config = dataclasses.replace(config, lstm=dataclasses.replace(config.lstm, proj_clip=0.0))
+    with torch.device("meta"):  # names and shapes against a model that allocates nothing
+        _check_layout(BiLM(config), datasets, label, no_projection)
+    model = BiLM(config)
+    _copy(model, datasets, label, no_projection)
     return model.eval()
+
+
+def load_bilm_from_bytes(options: bytes, weights: bytes, weights_format: str, label: str = "weights",
+                         max_parameters: int | None = None) -> BiLM:
+    """Build a BiLM from the bytes of an options.json and a weights file, without writing anything to disk
+    (the app's uploads). Same checks, in the same order, as ``load_bilm_from_elmo_files``.
+
+    Args:
+        weights_format: "hdf5" (published ELMo layout) or "safetensors" (our checkpoint format).
+        label: the weights file's name, used in messages.
+    Raises:
+        ValueError: as ``load_bilm_from_elmo_files`` / ``load_checkpoint``; options.json not UTF-8 JSON.
+    """
+    import io
+    import json
+
+    try:
+        parsed = json.loads(options.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("options.json: not a UTF-8 JSON options file") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"options.json: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    config = BiLMConfig.from_dict(parsed)
+    config.check_budget(max_parameters)
+    if weights_format == "hdf5":
+        with _open_hdf5(io.BytesIO(weights), label) as f:
+            return _bilm_from_hdf5(config, f, label)
+    if weights_format == "safetensors":
+        from safetensors import SafetensorError
+        from safetensors.torch import load
+
+        try:
+            tensors = load(weights)
+        except (SafetensorError, ValueError, OSError) as exc:
+            raise ValueError(f"{label}: not a readable safetensors file ({exc})") from None
+        return _bilm_from_tensors(config, tensors, label)
+    raise ValueError(f"unknown weights format {weights_format!r}; use 'hdf5' or 'safetensors'")
 
 
 def save_checkpoint(model: BiLM, directory: str | Path, dtype: torch.dtype = torch.float32) -> Path:
@@ -310,20 +354,27 @@ def load_checkpoint(directory: str | Path, max_parameters: int | None = None) ->
             raise FileNotFoundError(f"{directory}: no {name} (a checkpoint holds {CHECKPOINT_OPTIONS} and {CHECKPOINT_WEIGHTS})")
     config = BiLMConfig.from_options_json(directory / CHECKPOINT_OPTIONS)
     config.check_budget(max_parameters)
-    model = BiLM(config)
     try:
         tensors = load_file(str(directory / CHECKPOINT_WEIGHTS))
     except (SafetensorError, OSError, ValueError) as exc:
         raise ValueError(f"{directory / CHECKPOINT_WEIGHTS}: not a readable safetensors file ({exc})") from exc
-    own = model.state_dict()
+    return _bilm_from_tensors(config, tensors, directory.name)
+
+
+def _bilm_from_tensors(config: BiLMConfig, tensors: dict, label: str) -> BiLM:
+    with torch.device("meta"):
+        own = BiLM(config).state_dict()
     missing = sorted(set(own) - set(tensors))
     extra = sorted(set(tensors) - set(own))
     if missing or extra:
-        raise ValueError(f"{directory.name}: tensor '{(missing or extra)[0]}' is "
+        raise ValueError(f"{label}: tensor '{(missing or extra)[0]}' is "
                          f"{'missing' if missing else 'unexpected'} for the model in options.json")
     for key, value in tensors.items():
         if tuple(value.shape) != tuple(own[key].shape):
-            raise ValueError(f"{directory.name}: tensor '{key}' has shape {tuple(value.shape)} in the file "
+            raise ValueError(f"{label}: tensor '{key}' has shape {tuple(value.shape)} in the file "
                              f"but options.json implies {tuple(own[key].shape)}")
+        if not value.dtype.is_floating_point:
+            raise ValueError(f"{label}: tensor '{key}' has dtype {value.dtype}, not float")
+    model = BiLM(config)
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     return model.eval()
