@@ -19,6 +19,11 @@ from elmo_core.text import clean_line
 # entities (&), KaTeX ($), Streamlit's :color[...] / :material/...: directives, emoji shortcodes, GFM
 # strikethrough (~) and autolinked URLs (":" and "." break "https://..." and "www....").
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&=^\"'@/])")
+# Streamlit's GFM autolinks ("https://...", "www....", "mailto:", "a@b.org") are found in the text after
+# markdown escapes are resolved, so escaping cannot stop them: an invisible WORD JOINER (U+2060) goes before
+# the ":" of a scheme, the "." after "www" and every "@". It shows nothing and breaks no line.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z])(?=:)|(?<=[Ww]{3})(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
 
 
 def md(text: object) -> str:
@@ -28,14 +33,10 @@ def md(text: object) -> str:
         text: any object (``str()`` of it is used).
     Returns:
         str: control and format characters replaced as ``elmo_core.text.clean_line`` does (so a newline
-        cannot start a heading or a list), every markdown-significant ASCII character backslash-escaped.
+        cannot start a heading or a list), a word joiner where a URL or e-mail address would be autolinked,
+        every markdown-significant ASCII character backslash-escaped.
     """
-    return _MD_SPECIAL.sub(r"\\\1", clean_line(str(text)))
-
-
-def md_block(text: object) -> str:
-    """Like ``md`` but keeps line breaks, as markdown hard breaks (for multi-line messages)."""
-    return "  \n".join(md(line) for line in str(text).split("\n"))
+    return _MD_SPECIAL.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, clean_line(str(text))))
 
 
 def plot(text: object) -> str:
@@ -47,4 +48,4 @@ def plot(text: object) -> str:
 def shown(markdown: object) -> str:
     """The text a string made with ``md`` shows: backslash escapes of ASCII punctuation removed (tests
     compare what the page shows, not its markdown source)."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(markdown))
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(markdown)).replace(WORD_JOINER, "")
