@@ -123,10 +123,6 @@ class ModelRegistry:
     def used_bytes(self) -> int:
         return sum(slot.nbytes for slot in self._slots.values())
 
-    def known(self, key: str) -> bool:
-        with self._lock:
-            return key in self._slots
-
     def for_session(self, session: str) -> tuple[LoadedModel | None, str]:
         """This session's model (with this session's name), or None and, once, why it went."""
         with self._lock:

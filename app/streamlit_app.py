@@ -27,8 +27,16 @@ if (HERE / "views" / "layers.py").exists():
 navigation = st.navigation(pages)
 
 
-def _forget_uploads() -> None:
-    """New keys for the two uploaders: Streamlit then drops the uploaded bytes it keeps in memory."""
+def _forget_uploads(*files) -> None:
+    """Drop the uploaded bytes Streamlit keeps for this session (up to the weights limit each) and give the
+    two uploaders new keys, so that they start empty instead of pointing at removed files."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    for file in files:
+        try:
+            ctx.uploaded_file_mgr.remove_file(ctx.session_id, file.file_id)
+        except Exception:  # AppTest, or already gone: nothing to free
+            pass
     st.session_state["_upload_round"] = st.session_state.get("_upload_round", 0) + 1
 
 
@@ -45,10 +53,10 @@ def _load_uploaded(options_file, weights_file) -> None:
     except Exception as err:  # any bad file: say what is wrong, keep the model we had
         st.session_state["_model_error"] = (f"Could not load this model: {md(err)}  \nStill using "
                                             f"**{md(previous.display_name)}**.")
-        _forget_uploads()
+        _forget_uploads(options_file, weights_file)
         st.rerun()
     st.session_state["_model_message"] = f"Loaded {md(model.display_name)}."
-    _forget_uploads()
+    _forget_uploads(options_file, weights_file)
     st.rerun()  # the panel above was drawn with the previous model: draw it again with the new one
 
 
