@@ -52,8 +52,9 @@ class Highway(nn.Module):
         """x: (N, NF) -> (N, NF), same dtype."""
         t = torch.sigmoid(self.carry(x))
         g = torch.relu(self.transform(x))
-        # lerp(x, g, t) = x + t * (g - x) = t * g + (1 - t) * x in one pass instead of four.
-        return torch.lerp(x, g, t)
+        # lerp(x, g, t) = x + t * (g - x) = t * g + (1 - t) * x in one pass instead of four. (Under
+        # autocast t and g come out in the low precision while x may not: lerp wants one dtype.)
+        return torch.lerp(x, g.to(x.dtype), t.to(x.dtype))
 
 
 class CharCNN(nn.Module):
@@ -144,13 +145,18 @@ class CharCNN(nn.Module):
         # would read the zero padding we add after slot W, so their columns are masked to -inf.
         last_start = slots - self.column_width  # (NF,)
         first_invalid = slots - k + 1  # the first start at which some column is invalid
-        fast = not (torch.is_grad_enabled() and (kernel.requires_grad or self.char_embedding.weight.requires_grad))
+        # The in-place running max (out= buffers) is for inference; autograd and autocast (which does not
+        # cast out= arguments) take the functional form of the same computation.
+        fast = not (torch.is_grad_enabled() and (kernel.requires_grad or self.char_embedding.weight.requires_grad)) \
+            and not torch.is_autocast_enabled(ids.device.type)
+        # One chunk on a GPU (kernel launches, not caches, are what counts there).
+        chunk_size = CHUNK if ids.device.type == "cpu" else max(n, 1)
         order = torch.argsort(length)
         sorted_ids, sorted_len = ids[order], length[order].tolist()
         pooled = []
-        for first in range(0, n, CHUNK):
-            chunk = sorted_ids[first : first + CHUNK]
-            starts = sorted_len[min(first + CHUNK, n) - 1]  # the chunk's longest content
+        for first in range(0, n, chunk_size):
+            chunk = sorted_ids[first : first + chunk_size]
+            starts = sorted_len[min(first + chunk_size, n) - 1]  # the chunk's longest content
             span = starts + k - 1
             if span > slots:
                 chunk = torch.cat([chunk, chunk.new_zeros(chunk.shape[0], span - slots)], dim=1)

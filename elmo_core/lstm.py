@@ -114,7 +114,8 @@ class BiLSTMLayer(nn.Module):
         """
         needs_grad = torch.is_grad_enabled() and any(
             t.requires_grad for t in (x, h, c, self.input_weight, self.state_weight, self.proj_weight))
-        if needs_grad or self._compiled_step is not None:
+        # autocast does not cast the out= and in-place operands of the in-place loop: functional there too.
+        if needs_grad or self._compiled_step is not None or torch.is_autocast_enabled(x.device.type):
             return self._functional_loop(self.input_projection(x), mask, h, c)
         return self._inplace_loop(x, mask, h, c)
 
