@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import functools
 import io
 import math
@@ -30,6 +31,8 @@ MAX_TOKENS_PER_LINE = 100  # tokens kept per sentence
 MAX_TOKEN_BYTES = 48  # the char-CNN reads the first 48 UTF-8 bytes of a token (ELMo max_characters_per_token 50 - 2)
 MAX_CONTEXT_POINTS = 1500  # grey context tokens drawn on the map
 MAX_URL_TEXT = 4000  # longer inputs are not put in the shareable link
+MAX_RAW_LINE_CHARS = MAX_LINE_CHARS + 44  # a line with its "[label] " (labels have at most 40 characters)
+MAX_TEXT_CHARS = MAX_LINES * (MAX_RAW_LINE_CHARS + 1)  # the text box holds at most what can be used
 MIN_POINTS_FOR_MAP = 3  # a 2-D projection of fewer points means nothing
 MIN_POINTS_FOR_UMAP = 15  # below this, PCA is the honest choice (see APP_NOTES.md)
 
@@ -99,6 +102,45 @@ def decode_upload(data: bytes, name: str = "file") -> str:
                          "upload a UTF-8 .txt file with one sentence per line") from None
 
 
+def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
+    """An uploaded text cut to what the explorer uses: the first ``MAX_LINES`` non-empty lines (as
+    ``elmo_core.text`` defines lines), each at most ``MAX_RAW_LINE_CHARS`` characters.
+
+    Returns:
+        (text for the text box, a note for the user or "").
+    """
+    from elmo_core.text import split_lines
+    lines = [ln for ln in split_lines(text) if ln.strip()]
+    notes = []
+    if len(lines) > MAX_LINES:
+        notes.append(f"only the first {MAX_LINES} of its {len(lines):,} lines were read")
+        lines = lines[:MAX_LINES]
+    long = sum(len(ln) > MAX_RAW_LINE_CHARS for ln in lines)
+    if long:
+        notes.append(f"{long} line(s) longer than {MAX_LINE_CHARS} characters were cut")
+        lines = [ln[:MAX_RAW_LINE_CHARS] for ln in lines]
+    return "\n".join(lines), (f"From {name}: " + "; ".join(notes) + ".") if notes else ""
+
+
+def fit_budget(lines: Sequence[Line], max_tokens: int) -> tuple[list[Line], str]:
+    """The first sentences whose tokens together stay within ``max_tokens`` (a session's memory bound).
+
+    Returns:
+        (kept lines, a note for the user or "").
+    """
+    total, kept = 0, []
+    for line in lines:
+        if total + len(line.tokens) > max_tokens:
+            break
+        total += len(line.tokens)
+        kept.append(line)
+    if len(kept) == len(lines):
+        return list(lines), ""
+    return kept, (f"Only the first {len(kept)} of {len(lines)} sentences are used: together they have "
+                  f"{total:,} tokens, the most one session may keep for this model (its vectors take memory "
+                  "on the server; ELMO_EXPLORER_SESSION_MB).")
+
+
 def parse_label(raw: str) -> tuple[str | None, str]:
     """``"[river] We sat on the bank."`` -> ``("river", "We sat on the bank.")``; no label -> ``(None, raw)``."""
     m = _LABEL.match(raw)
@@ -119,7 +161,8 @@ def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
     """
     if tokenizer is None:
         from elmo_core.tokenize import tokenize as tokenizer
-    raw_lines = [ln for ln in text.splitlines() if ln.strip()]
+    from elmo_core.text import clean_line, split_lines
+    raw_lines = [ln for ln in (clean_line(raw) for raw in split_lines(text)) if ln.strip()]
     notes: list[str] = []
     if len(raw_lines) > max_lines:
         notes.append(f"Only the first {max_lines} of {len(raw_lines)} lines are used (cap of {max_lines} sentences).")
@@ -676,6 +719,12 @@ def _knn_accuracy(sims: np.ndarray, labels: Sequence[str]) -> float:
     return float(np.mean(nn_scores_from_similarity(sims, labels)))
 
 
+def zero_rows(x: np.ndarray) -> np.ndarray:
+    """(n,) bool: rows of ``x`` (n, D) that are all zero (no direction, so no cosine similarity)."""
+    x = np.asarray(x)
+    return ~np.any(x != 0, axis=1) if x.ndim == 2 else np.zeros(len(x), bool)
+
+
 @one_blas_thread()
 def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     """Silhouette (cosine) and, with sense labels, leave-one-out 1-NN accuracy.
@@ -684,6 +733,12 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     by average-linkage clustering: how clearly the occurrences fall into groups at all.
     """
     from sklearn.metrics import silhouette_score
+    zero = zero_rows(x)
+    if zero.any():  # an all-zero vector has no direction: no cosine, so no score may use it
+        keep = np.flatnonzero(~zero)
+        found = separation(x[keep], [labels[i] for i in keep]) if len(keep) else Separation(None, None, None, "")
+        left_out = f"{int(zero.sum())} all-zero vector(s) left out."
+        return dataclasses.replace(found, note=" ".join(t for t in (found.note, left_out) if t))
     n = len(x)
     given = [i for i, lab in enumerate(labels) if lab]
     distinct = {labels[i] for i in given}

@@ -11,6 +11,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from app.explore import Line, Occurrence, Separation
+from app.safe import plot
 
 PALETTE = qualitative.D3 + qualitative.Set2
 MAX_LEGEND_SENTENCES = 20  # colour by sentence with a legend up to this many sentences, else a colour scale
@@ -24,7 +25,8 @@ def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window
     words = list(tokens[lo:hi])
     words[position - lo] = marker + words[position - lo] + marker
     text = ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(tokens) else "")
-    wrapped = "<br>".join(html.escape(part) for part in textwrap.wrap(text, width, break_long_words=True) or [""])
+    # tokens were cleaned at the input (elmo_core.text), so only the escaping of ``safe.plot`` is needed here
+    wrapped = "<br>".join(html.escape(part, quote=False) for part in textwrap.wrap(text, width, break_long_words=True) or [""])
     bold = wrapped.split(marker)
     return "".join(f"<b>{part}</b>" if i % 2 else part for i, part in enumerate(bold))
 
@@ -69,9 +71,9 @@ def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: S
         else:
             marker.update(color=PALETTE[g % len(PALETTE)])
         fig.add_trace(go.Scatter(
-            x=coords[idx, 0], y=coords[idx, 1], mode="markers", name=name, marker=marker,
+            x=coords[idx, 0], y=coords[idx, 1], mode="markers", name=plot(name), marker=marker,
             customdata=[[i] for i in idx],
-            text=[f"#{i + 1} · {html.escape(_label_of(occurrences[i], color_by))}<br>"
+            text=[f"#{i + 1} · {plot(_label_of(occurrences[i], color_by))}<br>"
                   + hover_sentence(lines[occurrences[i].line].tokens, occurrences[i].position) for i in idx],
             hovertemplate="%{text}<extra></extra>"))
     if selected is not None and 0 <= selected < len(occurrences):
@@ -95,17 +97,17 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
     The scale runs from the smallest value in any panel to 1, so panels are comparable.
     """
     k = len(panels)
-    fig = make_subplots(rows=1, cols=k, subplot_titles=[t for t, _ in panels], horizontal_spacing=0.02)
+    fig = make_subplots(rows=1, cols=k, subplot_titles=[plot(t) for t, _ in panels], horizontal_spacing=0.02)
     zmin = min(float(np.min(m)) for _, m in panels) if panels else 0.0
     zmin = min(zmin, 0.99)
     show_ticks = len(tick_labels) <= 40
-    ticks = list(tick_labels)  # unique labels ("river #3"), used as categorical axis values
+    ticks = [plot(t) for t in tick_labels]  # unique labels ("river #3"), used as categorical axis values
     for c, (title, m) in enumerate(panels, start=1):
         fig.add_trace(go.Heatmap(
             z=np.asarray(m, dtype=np.float32), x=ticks, y=ticks, zmin=zmin, zmax=1.0,
             colorscale="Viridis", showscale=c == k,
             colorbar=dict(title=dict(text="cos", side="right"), len=0.9, thickness=14),
-            hovertemplate="%{y}<br>vs %{x}<br>cos = %{z:.3f}<extra>" + html.escape(title) + "</extra>"),
+            hovertemplate="%{y}<br>vs %{x}<br>cos = %{z:.3f}<extra>" + plot(title) + "</extra>"),
             row=1, col=c)
         fig.update_yaxes(autorange="reversed", scaleanchor=f"x{c if c > 1 else ''}", row=1, col=c,
                          showticklabels=show_ticks and c == 1, tickfont=dict(size=9), type="category")
@@ -119,9 +121,9 @@ def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.F
     fig = go.Figure()
     has_knn = any(s.knn_accuracy is not None for s in scores)
     if has_knn:
-        fig.add_trace(go.Bar(x=list(names), y=[s.knn_accuracy for s in scores], name="1-NN accuracy (leave-one-out)",
+        fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.knn_accuracy for s in scores], name="1-NN accuracy (leave-one-out)",
                              marker_color=PALETTE[0], texttemplate="%{y:.2f}", textposition="outside"))
-    fig.add_trace(go.Bar(x=list(names), y=[s.silhouette for s in scores], name="silhouette (cosine)",
+    fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.silhouette for s in scores], name="silhouette (cosine)",
                          marker_color=PALETTE[1], texttemplate="%{y:.2f}", textposition="outside"))
     chance = next((s.chance for s in scores if s.chance is not None), None)
     if chance is not None:

@@ -11,16 +11,20 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
                                                     (default assets/reference_sentences.txt)
     ELMO_EXPLORER_ALLOW_SERVER_PATHS=1              allow loading weights from paths on the server
     ELMO_EXPLORER_UMAP_WARMUP=0                     do not compile UMAP in the background (tests)
-    ELMO_EXPLORER_CACHE_MB                          activation cache size (default 512 MB)
+    ELMO_EXPLORER_CACHE_MB                          activation cache size, all sessions (default 256 MB)
+    ELMO_EXPLORER_MODEL_MB                          memory for user-loaded models, all sessions (default 1024 MB)
+    ELMO_EXPLORER_MODEL_IDLE_MIN                    a loaded model idle this long may make room for others (20)
+    ELMO_EXPLORER_MAX_PARAMETERS                    largest model a user may load (default 200M parameters)
+    ELMO_EXPLORER_WEIGHTS_UPLOAD_MB                 largest weights upload (default 1024 MB)
+    ELMO_EXPLORER_SESSION_MB                        activations one session keeps for its sentences (96 MB)
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
-import tempfile
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,26 +60,147 @@ class LoadedModel:
     embedder: object  # elmo_core.Embedder
     source: str  # where it came from, for the model panel
     warning: str = ""  # e.g. the fallback to the tiny test model
+    name: str = ""  # the name shown to this session (for an upload: this session's own file name)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.embedder.name
+
+
+def model_bytes(module) -> int:
+    """Bytes held by a torch module's parameters and buffers (a BiLM: its weights in memory)."""
+    return sum(t.numel() * t.element_size() for t in list(module.parameters()) + list(module.buffers()))
+
+
+def _session_id() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no-session"
+
+
+def _session_is_active(session_id: str) -> bool:
+    """Whether a browser session is still connected (True when that cannot be known, e.g. in AppTest)."""
+    try:
+        from streamlit.runtime import Runtime
+        return Runtime.instance().is_active_session(session_id)
+    except Exception:
+        return True
+
+
+class ModelBudgetError(ValueError):
+    """No room for another user-loaded model right now (the message says why and what to do)."""
+
+
+@dataclass
+class _Slot:
+    model: LoadedModel
+    nbytes: int
+    owners: dict  # session id -> (shown name, source) of that session's load
+    last_used: dict  # session id -> time.monotonic() of that session's last run with the model
 
 
 class ModelRegistry:
-    """The startup model plus up to ``max_user_models`` user-loaded ones, shared by all sessions."""
+    """User-loaded models, each owned by the sessions that loaded it, bounded by bytes across sessions.
 
-    def __init__(self, max_user_models: int = 2):
-        self.max_user_models = max_user_models
-        self._models: OrderedDict[str, LoadedModel] = OrderedDict()
+    A session holds at most one user model; loading another releases its previous one. Two sessions that
+    upload the same bytes share one copy in memory, and each sees its own file name. When a new model
+    does not fit in ``max_bytes``, models whose owners are all gone or idle for ``idle_seconds`` are
+    unloaded (least recently used first) and their owners are told on their next run; a model in use is
+    never evicted: the new load is refused instead, with the figures.
+    """
+
+    def __init__(self, max_bytes: int, idle_seconds: float = 20 * 60, clock=None, is_active=None):
+        self.max_bytes = max_bytes
+        self.idle_seconds = idle_seconds
+        self._clock = clock or __import__("time").monotonic
+        self._is_active = is_active or _session_is_active
+        self._slots: dict[str, _Slot] = {}
+        self._by_session: dict[str, str] = {}
+        self._notices: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> LoadedModel | None:
-        with self._lock:
-            return self._models.get(key)
+    @property
+    def used_bytes(self) -> int:
+        return sum(slot.nbytes for slot in self._slots.values())
 
-    def add(self, model: LoadedModel) -> None:
+    def for_session(self, session: str) -> tuple[LoadedModel | None, str]:
+        """This session's model (with this session's name), or None and, once, why it went."""
         with self._lock:
-            self._models[model.key] = model
-            self._models.move_to_end(model.key)
-            while len(self._models) > self.max_user_models:
-                self._models.popitem(last=False)
+            key = self._by_session.get(session)
+            slot = self._slots.get(key) if key else None
+            if slot is None:
+                self._by_session.pop(session, None)
+                return None, self._notices.pop(session, "")
+            slot.last_used[session] = self._clock()
+            name, source = slot.owners[session]
+            return dataclasses.replace(slot.model, name=name, source=source), ""
+
+    def release(self, session: str) -> None:
+        with self._lock:
+            self._release(session)
+
+    def _release(self, session: str) -> None:
+        key = self._by_session.pop(session, None)
+        slot = self._slots.get(key) if key else None
+        if slot is not None:
+            slot.owners.pop(session, None)
+            slot.last_used.pop(session, None)
+            if not slot.owners:
+                del self._slots[key]
+
+    def _evictable(self, slot: _Slot, now: float) -> bool:
+        return all(not self._is_active(s) or now - slot.last_used.get(s, 0.0) > self.idle_seconds for s in slot.owners)
+
+    def make_room(self, session: str, nbytes: int) -> None:
+        """Free memory for a model of ``nbytes`` that ``session`` is about to load (before loading it).
+
+        Raises:
+            ModelBudgetError: the model alone is over the budget, or the models in use leave no room.
+        """
+        mb = 2**20
+        if nbytes > self.max_bytes:
+            raise ModelBudgetError(f"this model needs {nbytes / mb:,.0f} MB, more than this server allows for a "
+                                   f"loaded model ({self.max_bytes / mb:,.0f} MB, ELMO_EXPLORER_MODEL_MB)")
+        with self._lock:
+            own = self._slots.get(self._by_session.get(session, ""))
+            mine = own.nbytes if own is not None and set(own.owners) == {session} else 0  # replaced by the new one
+            now = self._clock()
+            used = self.used_bytes - mine
+            for key, slot in sorted(self._slots.items(), key=lambda kv: max(kv[1].last_used.values(), default=0.0)):
+                if used + nbytes <= self.max_bytes:
+                    break
+                if slot is own or not self._evictable(slot, now):
+                    continue
+                for owner, (name, _) in slot.owners.items():
+                    self._notices[owner] = (f"Your model “{name}” was unloaded to make room for another user's "
+                                            f"model (you had not used it for {self.idle_seconds / 60:.0f} minutes); "
+                                            "back to the startup model. Load it again to use it.")
+                    self._by_session.pop(owner, None)
+                del self._slots[key]
+                used -= slot.nbytes
+            if used + nbytes > self.max_bytes:
+                raise ModelBudgetError(
+                    f"the server's memory for loaded models is in use by other sessions ({used / mb:,.0f} of "
+                    f"{self.max_bytes / mb:,.0f} MB; this model needs {nbytes / mb:,.0f} MB). Try again later, "
+                    "or use a smaller model.")
+
+    def claim(self, session: str, model: LoadedModel, name: str, source: str) -> LoadedModel:
+        """Make ``model`` (already loaded, or known by its key) this session's model, shown as ``name``."""
+        with self._lock:
+            if self._by_session.get(session) != model.key:
+                self._release(session)
+            slot = self._slots.get(model.key)
+            if slot is None:
+                slot = self._slots[model.key] = _Slot(model, model_bytes(model.embedder.bilm), {}, {})
+            slot.owners[session] = (name, source)
+            slot.last_used[session] = self._clock()
+            self._by_session[session] = model.key
+            return dataclasses.replace(slot.model, name=name, source=source)
+
+    def claim_known(self, session: str, key: str, name: str, source: str) -> LoadedModel | None:
+        with self._lock:
+            slot = self._slots.get(key)
+        return None if slot is None else self.claim(session, slot.model, name, source)
 
 
 @st.cache_resource(show_spinner="Loading the biLM…")
@@ -101,80 +226,108 @@ def startup_model() -> LoadedModel:
                                    "its vectors are not meaningful.")
 
 
+def env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
 @st.cache_resource
 def model_registry() -> ModelRegistry:
-    return ModelRegistry()
+    return ModelRegistry(max_bytes=env_int("ELMO_EXPLORER_MODEL_MB", 1024) * 2**20,
+                         idle_seconds=env_int("ELMO_EXPLORER_MODEL_IDLE_MIN", 20) * 60)
 
 
 def _digest(data: str | bytes) -> str:
     return hashlib.sha1(data.encode() if isinstance(data, str) else data).hexdigest()[:12]
 
 
-@st.cache_resource
-def _upload_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="elmo-explorer-uploads-"))
+# Per-uploader limits, checked on the server (the uploader widgets also get them, for the browser).
+UPLOAD_LIMITS_MB = {"options": 1, "weights": env_int("ELMO_EXPLORER_WEIGHTS_UPLOAD_MB", 1024), "sentences": 2}
 
 
-def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name: str) -> LoadedModel:
+def check_upload_size(kind: str, size: int, name: str) -> None:
+    """Raise ValueError (for the user) when an upload of ``kind`` is over its limit."""
+    limit = UPLOAD_LIMITS_MB[kind]
+    if size > limit * 2**20:
+        raise ValueError(f"{name} is {size / 2**20:,.1f} MB; the limit for this upload is {limit:,} MB")
+
+
+def max_parameters() -> int:
+    from elmo_core.config import DEFAULT_MAX_PARAMETERS
+    return env_int("ELMO_EXPLORER_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS)
+
+
+def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name: str,
+                        session: str | None = None) -> LoadedModel:
     """Load a user's model from uploaded bytes: published ELMo (options.json + .hdf5) or ours
-    (options.json + .safetensors). Raises on a bad file; the caller keeps the previous model."""
+    (options.json + .safetensors), as this session's model. Nothing is written to disk: the bytes are
+    read in memory and dropped after the load (or the failure). Raises ValueError on a bad file or when
+    there is no room (``ModelBudgetError``); the caller keeps the previous model."""
     from elmo_core import Embedder
+    from elmo_core.config import BiLMConfig
+    from elmo_core.weights import load_bilm_from_bytes
+    session = session or _session_id()
+    check_upload_size("options", len(options_bytes), "options.json")
+    check_upload_size("weights", len(weights_bytes), weights_name)
+    registry = model_registry()
     key = "upload:" + _digest(_digest(options_bytes) + _digest(weights_bytes))
-    known = model_registry().get(key)
+    source = f"uploaded: {weights_name}"
+    known = registry.claim_known(session, key, weights_name, source)
     if known is not None:
         return known
-    folder = _upload_dir() / key.split(":")[1]
-    folder.mkdir(parents=True, exist_ok=True)
-    safe_name = re.sub(r"[^A-Za-z0-9._-]", "_", weights_name)[:100] or "weights"
-    (folder / "options.json").write_bytes(options_bytes)
+    fmt = "safetensors" if weights_name.lower().endswith(".safetensors") else "hdf5"
     try:
-        if safe_name.endswith(".safetensors"):
-            (folder / "model.safetensors").write_bytes(weights_bytes)
-            e = Embedder.from_checkpoint(folder, device=_device())
-        else:
-            (folder / safe_name).write_bytes(weights_bytes)
-            e = Embedder.from_elmo_files(folder / "options.json", folder / safe_name, device=_device())
-    except Exception as err:  # name the user's file, not our temporary folder
-        message = str(err)
-        for internal in (str(folder / "model.safetensors"), str(folder / safe_name), str(folder / "options.json"),
-                         str(folder), folder.name):
-            message = message.replace(internal, weights_name)
-        if message.startswith(weights_name):
-            message = message[len(weights_name):].lstrip(":; ")
-        raise ValueError(f"{weights_name} (with the uploaded options.json): {message}") from err
-    e.name = weights_name
-    model = LoadedModel(key, e, f"uploaded: {weights_name}")
-    model_registry().add(model)
-    return model
+        import json
+        estimate = BiLMConfig.from_dict(json.loads(options_bytes.decode("utf-8"))).num_parameters() * 4
+    except Exception:
+        estimate = 0  # the load below says what is wrong with the options
+    registry.make_room(session, estimate)
+    try:
+        bilm = load_bilm_from_bytes(options_bytes, weights_bytes, fmt, weights_name, max_parameters())
+    except (ValueError, FileNotFoundError) as err:
+        raise ValueError(f"{weights_name} (with the uploaded options.json): {err}") from None
+    embedder = Embedder(bilm, device=_device(), name=weights_name)
+    return registry.claim(session, LoadedModel(key, embedder, source), weights_name, source)
 
 
-def load_server_model(options_path: str, weights_path: str) -> LoadedModel:
+def load_server_model(options_path: str, weights_path: str, session: str | None = None) -> LoadedModel:
     """Load from paths on the server; only call when ``allow_server_paths()``."""
     from elmo_core import Embedder
+    from elmo_core.weights import load_bilm_from_elmo_files, load_checkpoint
     if not allow_server_paths():
         raise PermissionError("reading weights from server paths is disabled")
+    session = session or _session_id()
+    registry = model_registry()
     key = "path:" + _digest(f"{options_path}|{weights_path}")
-    known = model_registry().get(key)
+    source = f"server path: {weights_path}"
+    name = Path(weights_path).name
+    known = registry.claim_known(session, key, name, source)
     if known is not None:
         return known
     if weights_path.endswith(".safetensors") or Path(weights_path).is_dir():
         folder = Path(weights_path) if Path(weights_path).is_dir() else Path(weights_path).parent
-        e = Embedder.from_checkpoint(folder, device=_device())
+        bilm = load_checkpoint(folder, max_parameters())
     else:
-        e = Embedder.from_elmo_files(options_path, weights_path, device=_device())
-    model = LoadedModel(key, e, f"server path: {weights_path}")
-    model_registry().add(model)
-    return model
+        bilm = load_bilm_from_elmo_files(options_path, weights_path, max_parameters())
+    registry.make_room(session, model_bytes(bilm))
+    embedder = Embedder(bilm, device=_device(), name=name)
+    return registry.claim(session, LoadedModel(key, embedder, source), name, source)
 
 
-def current_model(key: str | None) -> tuple[LoadedModel, str]:
-    """The model for a session's key, and a note when it had to fall back to the startup model."""
+def release_model(session: str | None = None) -> None:
+    """Back to the startup model: this session no longer holds its loaded model."""
+    model_registry().release(session or _session_id())
+
+
+def current_model(key: str | None = None, session: str | None = None) -> tuple[LoadedModel, str]:
+    """This session's model (its own loaded one, else the startup model) and a note when a loaded model
+    had to go. ``key`` is accepted for compatibility and ignored: the registry knows the session's model."""
     start = startup_model()
-    if key in (None, start.key):
-        return start, ""
-    found = model_registry().get(key)
+    found, notice = model_registry().for_session(session or _session_id())
     if found is None:
-        return start, "The model you loaded earlier is no longer in memory; back to the startup model."
+        return start, notice
     return found, ""
 
 
@@ -199,8 +352,13 @@ def parse_sentences(text: str) -> ParsedInput:
 # ---- activations ----------------------------------------------------------------------------------------
 @st.cache_resource
 def activation_cache() -> ActivationCache:
-    mb = int(os.environ.get("ELMO_EXPLORER_CACHE_MB", "512"))
+    mb = env_int("ELMO_EXPLORER_CACHE_MB", 256)
     return ActivationCache(max_bytes=mb * 2**20)
+
+
+def session_budget_bytes() -> int:
+    """Activations one session may keep for its sentence set (its table, plus a layer-normed copy)."""
+    return env_int("ELMO_EXPLORER_SESSION_MB", 96) * 2**20
 
 
 def embed(model: LoadedModel, token_lists, progress=None) -> tuple[list[np.ndarray], int]:

@@ -15,6 +15,7 @@ if str(HERE.parent) not in sys.path:  # `streamlit run` puts app/ on sys.path, n
 import streamlit as st  # noqa: E402
 
 from app import resources  # noqa: E402
+from app.safe import md  # noqa: E402
 
 # emoji icons: a ":material/...:" page icon makes the browser fetch it from fonts.gstatic.com
 st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide")
@@ -26,33 +27,53 @@ if (HERE / "views" / "layers.py").exists():
 navigation = st.navigation(pages)
 
 
+def _forget_uploads(*files) -> None:
+    """Drop the uploaded bytes Streamlit keeps for this session (up to the weights limit each) and give the
+    two uploaders new keys, so that they start empty instead of pointing at removed files."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    for file in files:
+        try:
+            ctx.uploaded_file_mgr.remove_file(ctx.session_id, file.file_id)
+        except Exception:  # AppTest, or already gone: nothing to free
+            pass
+    st.session_state["_upload_round"] = st.session_state.get("_upload_round", 0) + 1
+
+
 def _load_uploaded(options_file, weights_file) -> None:
-    previous, _ = resources.current_model(st.session_state.get("model_key"))
+    previous, _ = resources.current_model()
     if options_file is None or weights_file is None:
         st.sidebar.error("Upload both files: options.json and the weights (.hdf5, or .safetensors for our format).")
         return
     try:
+        resources.check_upload_size("options", options_file.size, "options.json")
+        resources.check_upload_size("weights", weights_file.size, weights_file.name)
         with st.spinner("Loading your model…"):
             model = resources.load_uploaded_model(options_file.getvalue(), weights_file.getvalue(), weights_file.name)
     except Exception as err:  # any bad file: say what is wrong, keep the model we had
-        st.sidebar.error(f"Could not load this model: {err}\n\nStill using **{previous.embedder.name}**.")
-        return
-    st.session_state["model_key"] = model.key
-    st.session_state["_model_message"] = f"Loaded {model.embedder.name}."
+        st.session_state["_model_error"] = (f"Could not load this model: {md(err)}  \nStill using "
+                                            f"**{md(previous.display_name)}**.")
+        _forget_uploads(options_file, weights_file)
+        st.rerun()
+    st.session_state["_model_message"] = f"Loaded {md(model.display_name)}."
+    _forget_uploads(options_file, weights_file)
     st.rerun()  # the panel above was drawn with the previous model: draw it again with the new one
 
 
 def _load_server(options_path: str, weights_path: str) -> None:
-    previous, _ = resources.current_model(st.session_state.get("model_key"))
+    previous, _ = resources.current_model()
     try:
         with st.spinner("Loading the model…"):
             model = resources.load_server_model(options_path.strip(), weights_path.strip())
     except Exception as err:
-        st.sidebar.error(f"Could not load this model: {err}\n\nStill using **{previous.embedder.name}**.")
+        st.sidebar.error(f"Could not load this model: {md(err)}  \nStill using **{md(previous.display_name)}**.")
         return
-    st.session_state["model_key"] = model.key
-    st.session_state["_model_message"] = f"Loaded {model.embedder.name}."
+    st.session_state["_model_message"] = f"Loaded {md(model.display_name)}."
     st.rerun()  # the panel above was drawn with the previous model: draw it again with the new one
+
+
+def _back_to_startup() -> None:
+    resources.release_model()
 
 
 def model_panel():
@@ -62,17 +83,20 @@ def model_panel():
         message = st.session_state.pop("_model_message", None)
         if message:
             st.success(message)
+        error = st.session_state.pop("_model_error", None)
+        if error:
+            st.error(error)
         try:
-            model, note = resources.current_model(st.session_state.get("model_key"))
+            model, note = resources.current_model()
         except Exception as err:
-            st.error(f"No model could be loaded: {err}")
+            st.error(f"No model could be loaded: {md(err)}")
             st.stop()
         if model.warning:
-            st.warning(model.warning)
+            st.warning(md(model.warning))
         if note:
-            st.info(note)
+            st.info(md(note))
         e = model.embedder
-        st.markdown(f"**{e.name}**  \n{model.source}")
+        st.markdown(f"**{md(model.display_name)}**  \n{md(model.source)}")
         if model.key == "default":
             st.caption("A small biLM trained for this app (model card: `assets/default/MODEL_CARD.md`). It is much "
                        "weaker than the published ELMo models, so senses separate only modestly; load the "
@@ -84,11 +108,16 @@ def model_panel():
         timing_slot = st.empty()  # filled after the page ran, with this run's timings
 
         with st.expander("Load your own ELMo"):
+            limits = resources.UPLOAD_LIMITS_MB
             st.caption("The published models' options.json + weights.hdf5 (e.g. Small or Original), or our "
-                       "format (options.json + model.safetensors). A file that does not load leaves the current "
-                       "model in place.")
-            opts = st.file_uploader("options.json", type=["json"], key="upload_options")
-            weights = st.file_uploader("weights", type=["hdf5", "h5", "safetensors"], key="upload_weights")
+                       "format (options.json + model.safetensors), up to "
+                       f"{limits['weights']:,} MB. A file that does not load leaves the current model in place; "
+                       "uploaded files are read in memory and dropped after the load.")
+            round_ = st.session_state.get("_upload_round", 0)
+            opts = st.file_uploader("options.json", type=["json"], key=f"upload_options_{round_}",
+                                    max_upload_size=limits["options"])
+            weights = st.file_uploader("weights", type=["hdf5", "h5", "safetensors"], key=f"upload_weights_{round_}",
+                                       max_upload_size=limits["weights"])
             if st.button("Load uploaded model", key="load_uploaded"):
                 _load_uploaded(opts, weights)
             if resources.allow_server_paths():
@@ -100,16 +129,14 @@ def model_panel():
             else:
                 st.caption("Loading from paths on the server is disabled "
                            "(set ELMO_EXPLORER_ALLOW_SERVER_PATHS=1 to enable).")
-            if st.session_state.get("model_key") not in (None, resources.startup_model().key):
-                if st.button("Back to the startup model", key="model_reset"):
-                    st.session_state["model_key"] = None
-                    st.rerun()
+            if model.key != resources.startup_model().key:
+                st.button("Back to the startup model", key="model_reset", on_click=_back_to_startup)
 
         warm = resources.umap_warm_up()
         if warm.state == "warming":
             st.caption("UMAP is compiling in the background (first start only); maps use PCA until it is ready.")
         elif warm.state == "failed":
-            st.caption(f"UMAP is unavailable ({warm.error}); maps use PCA or t-SNE.")
+            st.caption(f"UMAP is unavailable ({md(warm.error)}); maps use PCA or t-SNE.")
     return timing_slot
 
 

@@ -1,12 +1,15 @@
 """Stateless embedding throughput and peak memory for random-weight biLMs of the published sizes.
 
 Usage: python benchmarks/embed_throughput.py [--models small original] [--batches 1 64] [--threads 2] [--device cpu]
+       [--dtypes float32 bfloat16]
 
 For each (model, batch size) it embeds 20-token windows of real English (assets/reference_sentences.txt) in a fresh subprocess (so peak RSS is per case)
 and prints tokens/s, FLOPs per token (multiply-add = 2 FLOPs, counted from the architecture), achieved
 GFLOP/s and peak memory. It also times a reference-style LSTM (one direction and one layer at a time,
 input projection inside the Python time loop, as AllenNLP's LstmCellWithProjection does) on the same
-weights, after checking that it gives the same vectors.
+weights, after checking that it gives the same vectors. ``--dtypes`` adds rows for reduced precisions (only
+those ``elmo_core.embedder.fast_dtypes`` offers on the device). For elmo_core against the real AllenNLP
+implementation see benchmarks/allennlp_compare.py.
 """
 from __future__ import annotations
 
@@ -16,10 +19,13 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 
-from elmo_core.paths import REFERENCE_SENTENCES
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's elmo_core, not an installed one
+
+from elmo_core.paths import REFERENCE_SENTENCES  # noqa: E402
 
 FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 SIZES = {"small": (1024, 128, 1), "original": (4096, 512, 2)}  # (cell dim C, projection P, highway)
@@ -78,7 +84,7 @@ def reference_style_top_layer(bilm, ids):
     return torch.cat(outs, -1)
 
 
-def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeats: int) -> dict:
+def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeats: int, dtype: str = "float32") -> dict:
     from elmo_core import Embedder, batch_to_ids
     from elmo_core.bilm import BiLM
     from elmo_core.config import BiLMConfig
@@ -87,7 +93,7 @@ def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeat
     torch.manual_seed(0)
     cfg = BiLMConfig.from_dict(options(name))
     bilm = BiLM(cfg)
-    embedder = Embedder(bilm, device=device, compile=impl == "ours+compile")
+    embedder = Embedder(bilm, device=device, compile=impl == "ours+compile", dtype=dtype)
     sentences = real_sentences(batch)
     if impl.startswith("ours"):
         fn = lambda: embedder.embed_batch(sentences, batch_size=batch)
@@ -123,7 +129,7 @@ def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeat
     return {"model": name, "impl": impl, "batch": batch, "tokens_per_s": tokens / seconds,
             "gflops_per_token": flops_per_token(cfg) / 1e9,
             "achieved_gflop_s": flops_per_token(cfg) * tokens / seconds / 1e9, "peak_mib": peak,
-            "params_m": bilm.num_parameters() / 1e6, "device": str(embedder.device)}
+            "params_m": bilm.num_parameters() / 1e6, "device": str(embedder.device), "dtype": dtype}
 
 
 def main() -> None:
@@ -135,25 +141,31 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-reference", action="store_true", help="skip the reference-style baseline")
     ap.add_argument("--compile", action="store_true", help="also time Embedder(compile=True)")
+    ap.add_argument("--dtypes", nargs="*", default=["float32"], choices=["float32", "bfloat16", "float16"])
     ap.add_argument("--case", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.case:
         print(json.dumps(run_case(*json.loads(args.case))))
         return
-    print(f"device {args.device}, {args.threads} threads, 20-token sentences, random weights, float32")
-    print(f"| model | impl | batch | tokens/s | GFLOP/token | GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|")
+    from elmo_core.embedder import fast_dtypes
+
+    dtypes = [d for d in args.dtypes if d in fast_dtypes(args.device)]
+    skipped = sorted(set(args.dtypes) - set(dtypes))
+    print(f"device {args.device}, {args.threads} threads, 20-token sentences, random weights"
+          + (f"; not offered on this device: {', '.join(skipped)}" if skipped else ""))
+    print(f"| model | impl | dtype | batch | tokens/s | GFLOP/token | GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|")
     for name in args.models:
         for batch in args.batches:
-            impls = ["ours", *(["ours+compile"] if args.compile else []),
-                     *([] if args.no_reference or batch == 1 else ["reference-style"])]
-            for impl in impls:
-                case = json.dumps([name, batch, args.threads, args.device, impl, args.repeats])
+            impls = [("ours", d) for d in dtypes] + ([("ours+compile", "float32")] if args.compile else []) + \
+                ([] if args.no_reference or batch == 1 else [("reference-style", "float32")])
+            for impl, dtype in impls:
+                case = json.dumps([name, batch, args.threads, args.device, impl, args.repeats, dtype])
                 proc = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True)
                 if proc.returncode:
-                    print(f"| {name} | {impl} | {batch} | failed: {proc.stderr.strip().splitlines()[-1]} |")
+                    print(f"| {name} | {impl} | {dtype} | {batch} | failed: {proc.stderr.strip().splitlines()[-1]} |")
                     continue
                 r = json.loads(proc.stdout.strip().splitlines()[-1])
-                print(f"| {name} ({r['params_m']:.1f}M) | {impl} | {batch} | {r['tokens_per_s']:.0f} | "
+                print(f"| {name} ({r['params_m']:.1f}M) | {impl} | {dtype} | {batch} | {r['tokens_per_s']:.0f} | "
                       f"{r['gflops_per_token']:.3f} | {r['achieved_gflop_s']:.1f} | {r['peak_mib']:.0f} |", flush=True)
 
 

@@ -11,6 +11,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Sane bounds for every options.json size, checked before anything is allocated. The published models
+# (ELMO_SPEC.md 1.2) sit well inside them: Original has C = 4096, P = 512, NF = 2048, 2 highway, E = 16.
+BOUNDS = {
+    "char_cnn.embedding.dim": (1, 1024),
+    "char_cnn.n_highway": (0, 16),
+    "char_cnn.filters": (1, 64),  # number of filters
+    "char_cnn.filters.width": (1, 50),  # a filter cannot be wider than the 50 character slots
+    "char_cnn.filters.count": (1, 16384),
+    "char_cnn.n_filters": (1, 16384),  # NF, their sum
+    "lstm.dim": (1, 16384),
+    "lstm.projection_dim": (1, 8192),
+    "lstm.n_layers": (1, 16),
+}
+# A model over this many parameters is refused before it is built (Original: 93.6M). Override with the
+# ``max_parameters`` argument or the ELMO_MAX_PARAMETERS environment variable.
+DEFAULT_MAX_PARAMETERS = 200_000_000
+
+
+def _integer(value: Any, where: str) -> int:
+    """An options.json size: a JSON integer (or a float with an integral value, as 1e3), never a bool."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"options.json: {where} must be an integer, got {value!r}")
+    if isinstance(value, float) and not (value == value and abs(value) < 2**63 and value.is_integer()):
+        raise ValueError(f"options.json: {where} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _bounded(value: Any, where: str) -> int:
+    number = _integer(value, where)
+    lo, hi = BOUNDS[where]
+    if not lo <= number <= hi:
+        raise ValueError(f"options.json: {where} = {number} is outside the supported range {lo}..{hi}")
+    return number
+
+
+def _clip_value(value: Any, where: str) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 <= float(value) < float("inf")):
+        raise ValueError(f"options.json: {where} must be a finite number >= 0 (0 or null: no clipping), got {value!r}")
+    return float(value)
+
 
 @dataclass(frozen=True)
 class CharCNNConfig:
@@ -80,8 +122,11 @@ class BiLMConfig:
     def from_dict(cls, options: dict[str, Any]) -> "BiLMConfig":
         """Build from a parsed options.json.
 
+        Every size is checked against ``BOUNDS`` here, before any tensor exists.
+
         Raises:
-            ValueError: a required key is missing or has the wrong type; the message names the key.
+            ValueError: a required key is missing, has the wrong type or is outside ``BOUNDS``; the
+                message names the key and the value.
         """
         if not isinstance(options, dict):
             raise ValueError("options.json must hold a JSON object with 'lstm' and 'char_cnn' blocks")
@@ -93,35 +138,50 @@ class BiLMConfig:
 
         cnn = need(options, "char_cnn", "")
         lstm = need(options, "lstm", "")
-        try:
-            filters = tuple((int(w), int(n)) for w, n in need(cnn, "filters", "char_cnn"))
-            emb = need(cnn, "embedding", "char_cnn")
-            char_cnn = CharCNNConfig(
-                filters=filters,
-                n_highway=int(need(cnn, "n_highway", "char_cnn")),
-                embedding_dim=int(need(emb, "dim", "char_cnn.embedding")),
-                n_characters=int(cnn.get("n_characters", 262)),
-                max_characters_per_token=int(cnn.get("max_characters_per_token", 50)),
-                activation=str(cnn.get("activation", "relu")),
-            )
-            lstm_cfg = LSTMConfig(
-                dim=int(need(lstm, "dim", "lstm")),
-                projection_dim=int(need(lstm, "projection_dim", "lstm")),
-                n_layers=int(need(lstm, "n_layers", "lstm")),
-                cell_clip=float(lstm.get("cell_clip") or 0.0),
-                proj_clip=float(lstm.get("proj_clip") or 0.0),
-                use_skip_connections=bool(lstm.get("use_skip_connections", False)),
-            )
-        except (TypeError, ValueError) as exc:
-            if str(exc).startswith("options.json"):
-                raise
-            raise ValueError(f"options.json: a value has the wrong type ({exc})") from exc
-        if char_cnn.activation not in ("relu", "tanh"):
-            raise ValueError(f"options.json: char_cnn.activation must be 'relu' or 'tanh', got {char_cnn.activation!r}")
-        if char_cnn.max_characters_per_token != 50:
+        raw_filters = need(cnn, "filters", "char_cnn")
+        if not isinstance(raw_filters, (list, tuple)) or not raw_filters:
+            raise ValueError("options.json: char_cnn.filters must be a non-empty list of [width, count] pairs")
+        lo, hi = BOUNDS["char_cnn.filters"]
+        if len(raw_filters) > hi:
+            raise ValueError(f"options.json: char_cnn.filters has {len(raw_filters)} filters, more than the "
+                             f"supported {hi}")
+        filters = []
+        for pair in raw_filters:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"options.json: each of char_cnn.filters must be [width, count], got {pair!r}")
+            filters.append((_bounded(pair[0], "char_cnn.filters.width"), _bounded(pair[1], "char_cnn.filters.count")))
+        emb = need(cnn, "embedding", "char_cnn")
+        n_characters = _integer(cnn.get("n_characters", 262), "char_cnn.n_characters")
+        if n_characters not in (261, 262):
+            raise ValueError(f"options.json: char_cnn.n_characters must be 262 (261 in training files), got {n_characters}")
+        activation = cnn.get("activation", "relu")
+        if activation not in ("relu", "tanh"):
+            raise ValueError(f"options.json: char_cnn.activation must be 'relu' or 'tanh', got {activation!r}")
+        if _integer(cnn.get("max_characters_per_token", 50), "char_cnn.max_characters_per_token") != 50:
             raise ValueError("options.json: max_characters_per_token must be 50 (the ELMo character encoding)")
-        if min(char_cnn.embedding_dim, lstm_cfg.dim, lstm_cfg.projection_dim, lstm_cfg.n_layers) < 1:
-            raise ValueError("options.json: sizes must be positive integers")
+        skip = lstm.get("use_skip_connections", False)
+        if not isinstance(skip, bool):
+            raise ValueError(f"options.json: lstm.use_skip_connections must be true or false, got {skip!r}")
+        char_cnn = CharCNNConfig(
+            filters=tuple(filters),
+            n_highway=_bounded(need(cnn, "n_highway", "char_cnn"), "char_cnn.n_highway"),
+            embedding_dim=_bounded(need(emb, "dim", "char_cnn.embedding"), "char_cnn.embedding.dim"),
+            n_characters=n_characters,
+            max_characters_per_token=50,
+            activation=activation,
+        )
+        lo, hi = BOUNDS["char_cnn.n_filters"]
+        if not lo <= char_cnn.n_filters <= hi:
+            raise ValueError(f"options.json: the filter counts sum to {char_cnn.n_filters}, outside the supported "
+                             f"range {lo}..{hi}")
+        lstm_cfg = LSTMConfig(
+            dim=_bounded(need(lstm, "dim", "lstm"), "lstm.dim"),
+            projection_dim=_bounded(need(lstm, "projection_dim", "lstm"), "lstm.projection_dim"),
+            n_layers=_bounded(need(lstm, "n_layers", "lstm"), "lstm.n_layers"),
+            cell_clip=_clip_value(lstm.get("cell_clip"), "lstm.cell_clip"),
+            proj_clip=_clip_value(lstm.get("proj_clip"), "lstm.proj_clip"),
+            use_skip_connections=skip,
+        )
         extra = {k: v for k, v in options.items() if k not in ("char_cnn", "lstm")}
         return cls(char_cnn=char_cnn, lstm=lstm_cfg, extra=extra)
 
@@ -143,6 +203,34 @@ class BiLMConfig:
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
         return cls.from_dict(options)
+
+    def num_parameters(self) -> int:
+        """Parameters of a biLM with this configuration (as ``BiLM.num_parameters``), computed without
+        building it: char table 261 x E, CNN, highways, projection (when NF != P) and 2 L LSTM cells."""
+        c, l = self.char_cnn, self.lstm
+        nf, p, cell = c.n_filters, l.projection_dim, l.dim
+        total = 261 * c.embedding_dim
+        total += sum(width * c.embedding_dim * count + count for width, count in c.filters)
+        total += c.n_highway * 2 * (nf * nf + nf)
+        total += (nf * p + p) if nf != p else 0
+        total += 2 * l.n_layers * (2 * p * 4 * cell + 4 * cell + cell * p)
+        return total
+
+    def check_budget(self, max_parameters: int | None = None) -> None:
+        """Refuse a model larger than ``max_parameters`` (default: $ELMO_MAX_PARAMETERS, else
+        ``DEFAULT_MAX_PARAMETERS``) before anything is allocated.
+
+        Raises:
+            ValueError: the model is over the budget; the message gives both sizes.
+        """
+        import os
+
+        if max_parameters is None:
+            max_parameters = int(os.environ.get("ELMO_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS))
+        size = self.num_parameters()
+        if size > max_parameters:
+            raise ValueError(f"options.json describes a model of {size:,} parameters ({size * 4 / 2**30:.1f} GiB "
+                             f"in float32), over this server's budget of {max_parameters:,} parameters")
 
     def to_dict(self) -> dict[str, Any]:
         """The options.json object (inference keys plus any preserved training keys)."""

@@ -25,7 +25,7 @@ import torch
 from .bilm import BiLM
 from .chars import batch_to_ids, check_sentences
 from .lstm import LSTMState
-from .paths import DEFAULT_MODEL_DIR
+from .paths import BUNDLED_MODELS, DEFAULT_MODEL_DIR
 from .weights import load_bilm_from_elmo_files, load_checkpoint
 
 
@@ -39,6 +39,31 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     return device
 
 
+def cpu_has_fast_bfloat16() -> bool:
+    """True when this CPU runs bfloat16 matrix products natively (AVX512-BF16 or AMX, as oneDNN
+    detects them). Without them PyTorch falls back to a scalar bfloat16 GEMM that is about 50-100x
+    slower than float32 (measured on an AVX2-only EPYC: docs/performance.md)."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def fast_dtypes(device: str | torch.device) -> tuple[str, ...]:
+    """The dtypes worth offering on ``device``: float32 always; bfloat16 and float16 on CUDA;
+    bfloat16 on a CPU only where ``cpu_has_fast_bfloat16()`` (it is slower everywhere else)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return ("float32", "bfloat16", "float16")
+    return ("float32", "bfloat16") if cpu_has_fast_bfloat16() else ("float32",)
+
+
+def _slow_reason(dtype: str, device: torch.device) -> str:
+    if dtype == "bfloat16":
+        return "this CPU has no native bfloat16 (AVX512-BF16/AMX), and the fallback is about 50-100x slower than float32"
+    return "float16 matrix products have no fast CPU kernel"
+
+
 class Embedder:
     """Embed tokenized sentences with a biLM.
 
@@ -46,7 +71,9 @@ class Embedder:
         bilm: a loaded BiLM.
         device: None (CUDA if present, else CPU), "cpu", "cuda", "cuda:1", ...
         stateful: carry LSTM state per batch row across calls, as the reference does (see module doc).
-        dtype: "float32" (exact; TF32 is switched off) or, on a GPU only, "bfloat16" / "float16".
+        dtype: "float32" (exact; TF32 is switched off), or a faster reduced precision where this device
+            has native support for it (see ``fast_dtypes``): "bfloat16" on a GPU or on a CPU with
+            AVX512-BF16/AMX, "float16" on a GPU. Deviation from float32 per layer: docs/performance.md.
         name: a label for UIs and logs.
         compile: ``torch.compile`` the LSTM time step (used by clipped models such as the published
             ones; 2-3x faster step loop after a one-off compile of tens of seconds).
@@ -57,8 +84,9 @@ class Embedder:
         self.device = pick_device(device)
         if dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
-        if dtype != "float32" and self.device.type != "cuda":
-            raise ValueError(f"dtype {dtype} is only offered on a GPU; use float32 on the CPU")
+        if dtype not in fast_dtypes(self.device):
+            raise ValueError(f"dtype {dtype} is not offered on {self.device}: {_slow_reason(dtype, self.device)}; "
+                             f"use one of {', '.join(fast_dtypes(self.device))}")
         if dtype == "float32" and self.device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = False  # exactness: TF32 changes results at 1e-3
             torch.backends.cudnn.allow_tf32 = False
@@ -95,11 +123,25 @@ class Embedder:
         Raises:
             FileNotFoundError: the assets are missing (a broken checkout).
         """
-        if not (DEFAULT_MODEL_DIR / "model.safetensors").is_file():
-            raise FileNotFoundError(f"the default model is missing from {DEFAULT_MODEL_DIR}; "
-                                    "restore assets/default from the repository")
-        embedder = cls.from_checkpoint(DEFAULT_MODEL_DIR, device, stateful, dtype)
-        embedder.name = "default"
+        return cls.bundled("default", device, stateful, dtype)
+
+    @classmethod
+    def bundled(cls, name: str, device=None, stateful: bool = False, dtype: str = "float32") -> "Embedder":
+        """One of the biLMs shipped in ``assets/`` (``BUNDLED_MODELS``: "default", "lm-only"), offline.
+
+        Weights stored as float16 are widened to float32 on load (or to ``dtype``).
+        Raises:
+            KeyError: an unknown name (the message lists the known ones).
+            FileNotFoundError: the assets are missing (a broken checkout).
+        """
+        if name not in BUNDLED_MODELS:
+            raise KeyError(f"no bundled model {name!r}; the bundled models are {', '.join(BUNDLED_MODELS)}")
+        directory = BUNDLED_MODELS[name]
+        if not (directory / "model.safetensors").is_file():
+            raise FileNotFoundError(f"the bundled model {name!r} is missing from {directory}; "
+                                    f"restore assets/{directory.name} from the repository")
+        embedder = cls.from_checkpoint(directory, device, stateful, dtype)
+        embedder.name = name
         return embedder
 
     # ---- facts ----------------------------------------------------------------------------------

@@ -28,15 +28,19 @@ class LMLoss:
     tokens: int
     lexical: torch.Tensor | None = None
     contextual: torch.Tensor | None = None
+    similarity: torch.Tensor | None = None
 
     @property
     def mean(self) -> torch.Tensor:
         """(forward + backward) / 2 per predicted token: the LM part of the training loss."""
         return (self.forward_nll + self.backward_nll) / (2 * self.tokens)
 
-    def total(self, lexical_weight: float = 0.0, contextual_weight: float = 0.0) -> torch.Tensor:
+    def total(self, lexical_weight: float = 0.0, contextual_weight: float = 0.0,
+              similarity_weight: float = 0.0) -> torch.Tensor:
         """The training objective: the paper's LM loss, always, plus the weighted teacher losses."""
         loss = self.mean
+        if similarity_weight and self.similarity is not None:
+            loss = loss + similarity_weight * self.similarity
         if lexical_weight and self.lexical is not None:
             loss = loss + lexical_weight * self.lexical
         if contextual_weight and self.contextual is not None:
@@ -47,6 +51,23 @@ class LMLoss:
 def cosine_distance(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean of 1 - cos over rows; pred, target (N, K) float32. A scale-free target: only the direction counts."""
     return (1.0 - nn.functional.cosine_similarity(pred.float(), target.float(), dim=-1, eps=1e-6)).mean()
+
+
+SIMILARITY_SAMPLE = 768  # tokens per batch whose pairwise similarities are matched (cost grows with its square)
+
+
+def similarity_distance(student: torch.Tensor, teacher: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Mean squared difference of the pairwise cosine similarities of sampled rows (similarity-preserving
+    distillation): it shapes the student's own geometry, which is what nearest neighbours and maps read.
+
+    Args: student (N, D) and teacher (N, K) rows of the same tokens. Returns a float32 scalar.
+    """
+    if len(student) > SIMILARITY_SAMPLE:
+        pick = torch.randperm(len(student), generator=generator, device=student.device)[:SIMILARITY_SAMPLE]
+        student, teacher = student[pick], teacher[pick]
+    s = nn.functional.normalize(student.float(), dim=-1, eps=1e-6)
+    t = nn.functional.normalize(teacher.float(), dim=-1, eps=1e-6)
+    return ((s @ s.T - t @ t.T) ** 2).mean()
 
 
 def first_occurrences(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -100,7 +121,7 @@ class BiLanguageModel(nn.Module):
             the teacher losses (mean cosine distance) when their targets are given.
         """
         out = self.bilm(char_ids)
-        lexical_loss = contextual_loss = None
+        lexical_loss = contextual_loss = similarity_loss = None
         if lexical is not None and self.lexical_head is not None:
             targets, has = lexical
             p = out.activations[0].shape[-1] // 2
@@ -116,6 +137,7 @@ class BiLanguageModel(nn.Module):
             inner = out.activations[-1][:, 1 : targets.shape[1] + 1]  # token positions, boundaries dropped
             if bool(tmask.any()):
                 contextual_loss = cosine_distance(self.contextual_head(inner[tmask]), targets[tmask])
+                similarity_loss = similarity_distance(inner[tmask], targets[tmask])
         top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)
         p = top.shape[-1] // 2
         mask = out.mask
@@ -131,4 +153,4 @@ class BiLanguageModel(nn.Module):
         # low precision hurts.
         with torch.autocast(fwd_in.device.type, enabled=False):
             logp = self.softmax(torch.cat([fwd_in, bwd_in]).float(), torch.cat([fwd_target, bwd_target])).output
-        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss)
+        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss, similarity_loss)

@@ -15,6 +15,8 @@ from torch import nn
 
 from .config import LSTMConfig
 
+PRE_ROWS = 512  # rows (time steps x batch) of the input projection hoisted at a time at inference
+
 
 @dataclass
 class LSTMState:
@@ -101,23 +103,38 @@ class BiLSTMLayer(nn.Module):
         """Run one layer over time.
 
         Args:
-            x: (2, B, T, P) inputs; direction 1 is already reversed within each sequence's length.
+            x: (2, T, B, P) inputs, time-major; direction 1 is already reversed within each
+                sequence's length.
             mask: (B, T) bool, or None when the final state is not needed (padded steps then run
                 too, which cannot affect valid steps because padding is always at the end).
-            h, c: (2, B, P) and (2, B, C) initial state.
+            h, c: (2, B, P) and (2, B, C) initial state (not modified).
 
         Returns:
-            outputs (2, B, T, P) (not masked), final h, final c (state at each row's own length).
+            outputs (2, T, B, P) (not masked), final h, final c (state at each row's own length).
         """
-        # The input projection of all time steps in one bmm per direction, hoisted out of the time loop.
-        # (A broadcast matmul against input_weight.unsqueeze(1) would materialise the weight B times.)
-        d, b, t, p = x.shape
-        pre = torch.baddbmm((self.bias + self.forget_offset).unsqueeze(1), x.reshape(d, b * t, p), self.input_weight)
-        pre = pre.view(d, b, t, -1)  # (2, B, T, 4C)
+        needs_grad = torch.is_grad_enabled() and any(
+            t.requires_grad for t in (x, h, c, self.input_weight, self.state_weight, self.proj_weight))
+        # autocast does not cast the out= and in-place operands of the in-place loop: functional there too.
+        if needs_grad or self._compiled_step is not None or torch.is_autocast_enabled(x.device.type):
+            return self._functional_loop(self.input_projection(x), mask, h, c)
+        return self._inplace_loop(x, mask, h, c)
+
+    def input_projection(self, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """x (2, T, B, P) -> (2, T, B, 4C): ``x W_in + b`` (forget offset included) for all T steps in one
+        bmm per direction, hoisted out of the time loop. (A broadcast matmul against
+        ``input_weight.unsqueeze(1)`` would materialise the weight B times.)"""
+        d, t, b, p = x.shape
+        bias = (self.bias + self.forget_offset).unsqueeze(1)
+        if out is None:
+            return torch.baddbmm(bias, x.reshape(d, t * b, p), self.input_weight).view(d, t, b, -1)
+        return torch.baddbmm(bias, x.reshape(d, t * b, p), self.input_weight, out=out.view(d, t * b, -1)).view(d, t, b, -1)
+
+    def _functional_loop(self, pre, mask, h, c):
+        """The differentiable time loop (training, or the compiled step); pre (2, T, B, 4C)."""
         outputs = []
         step_fn = self._compiled_step or self.step
-        # unbind, not pre[:, :, t]: indexing would make backward allocate a full-size gradient per step.
-        for t, pre_t in enumerate(pre.unbind(2)):
+        # unbind, not pre[:, t]: indexing would make backward allocate a full-size gradient per step.
+        for t, pre_t in enumerate(pre.unbind(1)):
             h_new, c_new = step_fn(pre_t, h, c)
             if mask is not None:
                 step = mask[:, t].view(1, -1, 1)
@@ -126,7 +143,53 @@ class BiLSTMLayer(nn.Module):
             else:
                 c, h = c_new, h_new
             outputs.append(h_new)
-        return torch.stack(outputs, dim=2), h, c
+        return torch.stack(outputs, dim=1), h, c
+
+    def _inplace_loop(self, x, mask, h, c):
+        """Inference time loop: the same arithmetic as ``step``, but the gates are computed in place in
+        the step's block of the input projection and every per-step tensor lives in a buffer allocated
+        once, so a step makes no allocations (large CPU allocations are fresh, page-faulted memory).
+
+        The input projection is hoisted for blocks of steps of about ``PRE_ROWS`` rows (all steps at
+        batch 1), into one reused buffer: at batch 64 the whole (2, T, B, 4C) projection is tens of MB,
+        and a block that was just written is still in the cache when its steps read it.
+        """
+        d, steps, b, _ = x.shape
+        cells = self.state_weight.shape[-1] // 4
+        block = max(1, min(steps, -(-PRE_ROWS // b)))  # time steps per hoisted block
+        buffer = x.new_empty(d, block, b, 4 * cells)
+        out = x.new_empty(d, steps, b, self.proj_weight.shape[-1])  # (2, T, B, P)
+        c = c.clone()
+        c_new = torch.empty_like(c)
+        gated = torch.empty_like(c)
+        h_buf = torch.empty_like(h)
+        for t in range(steps):
+            if t % block == 0:
+                pre = self.input_projection(x[:, t : t + block], buffer[:, : min(block, steps - t)])
+            z = pre[:, t % block]  # (2, B, 4C) view; each direction's block is contiguous
+            z.baddbmm_(h, self.state_weight)
+            i, j, f, o = z[..., :cells], z[..., cells : 2 * cells], z[..., 2 * cells : 3 * cells], z[..., 3 * cells :]
+            i.sigmoid_()
+            j.tanh_()
+            z[..., 2 * cells :].sigmoid_()  # f and o are adjacent: one call
+            torch.mul(f, c, out=c_new)
+            c_new.addcmul_(i, j)
+            if self.cell_clip:
+                c_new.clamp_(-self.cell_clip, self.cell_clip)
+            torch.tanh(c_new, out=gated)
+            gated.mul_(o)
+            torch.bmm(gated, self.proj_weight, out=h_buf)
+            if self.proj_clip:
+                h_buf.clamp_(-self.proj_clip, self.proj_clip)
+            out[:, t] = h_buf
+            if mask is not None:
+                step = mask[:, t].view(1, -1, 1)
+                c = torch.where(step, c_new, c)
+                h = torch.where(step, h_buf, h)
+            else:
+                c, c_new = c_new, c  # swap buffers: the old c is dead
+                h = h_buf  # read by the next baddbmm_ before the next bmm overwrites it
+        return out, h, c
 
 
 class BiLSTM(nn.Module):
@@ -153,7 +216,7 @@ class BiLSTM(nn.Module):
             # A parameter-less shell for functional_call; fork_rng so that building it (which draws
             # random initial weights) leaves the global RNG, and so dropout and resume, untouched.
             with torch.random.fork_rng(devices=[]):
-                shell = nn.LSTM(p, c, proj_size=p, batch_first=True).to(inputs.device)
+                shell = nn.LSTM(p, c, proj_size=p).to(inputs.device)  # time-major, as inputs
             object.__setattr__(self, "_native", shell)
         with warnings.catch_warnings():
             # PyTorch notes that oneDNN lacks projected LSTMs and uses its own kernel: expected, not news.
@@ -188,12 +251,13 @@ class BiLSTM(nn.Module):
         pos = torch.arange(steps, device=x.device).unsqueeze(0)
         # The backward LM reads each sequence from its own last real token, not from the padded end.
         rev = torch.where(pos < lengths, lengths - 1 - pos, pos).unsqueeze(-1).expand(-1, -1, x.shape[-1])
-        inputs = torch.stack([x, x.gather(1, rev)], dim=0)  # (2, B, T, P)
+        # Time-major (2, T, B, P) from here on: one time step of one direction is a contiguous block.
+        inputs = torch.stack([x, x.gather(1, rev)], dim=0).transpose(1, 2).contiguous()
         native = self.can_use_native(return_state, state)
         if state is None:
             state = self.zero_state(batch, x.device, x.dtype)
         step_mask = mask if return_state else None
-        keep = mask.unsqueeze(0).unsqueeze(-1).to(x.dtype)  # (1, B, T, 1)
+        keep = mask.t().unsqueeze(0).unsqueeze(-1).to(x.dtype)  # (1, T, B, 1)
         new_h, new_c, outputs = [], [], []
         for index, layer in enumerate(self.layers):
             if native:
@@ -205,6 +269,6 @@ class BiLSTM(nn.Module):
             out = out * keep
             new_h.append(h)
             new_c.append(c)
-            outputs.append(torch.cat([out[0], out[1].gather(1, rev)], dim=-1))
+            outputs.append(torch.cat([out[0].transpose(0, 1), out[1].transpose(0, 1).gather(1, rev)], dim=-1))
             inputs = out
         return outputs, (LSTMState(new_h, new_c) if return_state else None)

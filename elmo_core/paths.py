@@ -18,6 +18,9 @@ REPO_ROOT: Path | None = _PACKAGE.parent if (_PACKAGE.parent / "pyproject.toml")
 
 ASSETS = _PACKAGE / "assets" if (_PACKAGE / "assets").is_dir() else _PACKAGE.parent / "assets"
 DEFAULT_MODEL_DIR = ASSETS / "default"
+# The biLMs shipped in assets/, by name: the default (LM objective + teachers) and one trained with the
+# paper's objective alone, for showing what the biLM objective learns from 8M tokens (MODEL_CARD.md of each).
+BUNDLED_MODELS = {"default": DEFAULT_MODEL_DIR, "lm-only": ASSETS / "lm-only"}
 REFERENCE_SENTENCES = ASSETS / "reference_sentences.txt"  # the explorer's nearest-neighbour corpus
 PROBE_ASSETS = ASSETS / "probes"
 OWN_SENTENCES = PROBE_ASSETS / "sense_sentences.tsv"

@@ -62,6 +62,7 @@ class TrainConfig:
     # Teachers (training only; their heads are dropped at export). Weights of 0 leave the paper's objective.
     lexical_weight: float = 0.0  # layer 0 predicts GloVe 6B 50-d of the lowercased word (elmo_core.teacher)
     contextual_weight: float = 0.0  # the top layer predicts precomputed MiniLM states
+    similarity_weight: float = 0.0  # the top layer's own pairwise cosines match the teacher's (same targets)
     contextual_targets: str = ""  # safetensors from ``python -m elmo_core.teacher``; covers the first S lines
 
     @classmethod
@@ -114,7 +115,7 @@ def teacher_dims(cfg: TrainConfig) -> tuple[int, int]:
     """Sizes of the lexical and contextual heads that ``cfg`` asks for (0 = none)."""
     lexical = 50 if cfg.lexical_weight else 0
     contextual = 0
-    if cfg.contextual_weight:
+    if cfg.contextual_weight or cfg.similarity_weight:
         from safetensors import safe_open
         with safe_open(cfg.contextual_targets, "pt") as f:
             contextual = json.loads(f.metadata()["meta"])["dim"]
@@ -249,7 +250,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
             raise FileNotFoundError(f"{corpus / name} not found; build it with: python -m elmo_core.corpus build {corpus}")
 
     contextual = None
-    if cfg.contextual_weight:
+    if cfg.contextual_weight or cfg.similarity_weight:
         from .teacher import ContextualTargets
         contextual = ContextualTargets(cfg.contextual_targets)
     # Line numbers of train.txt (non-empty lines) are kept, since the teacher's states are indexed by them.
@@ -292,7 +293,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         from .teacher import lexical_targets
         lexical = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "train_seconds": 0.0, "best_dev": None}
+    meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "train_seconds": 0.0, "cpu_seconds": 0.0,
+            "best_dev": None}
     if resume and ckpt.exists():
         meta = _load_training_state(ckpt, model, optimizer)
     wrapped = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
@@ -316,6 +318,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     last_save = time.time()
     session_start = time.time()
     base_seconds = meta["train_seconds"]
+    # Process CPU time, not wall time: on a shared machine the two differ several-fold (model cards report it).
+    base_cpu, cpu_start = meta.get("cpu_seconds", 0.0), time.process_time()
     ema = None
     metrics: dict[str, Any] = {}
     log = open(out / "log.jsonl", "a") if rank == 0 else None
@@ -341,16 +345,17 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 with autocast:
                     loss: LMLoss = wrapped(char_ids.to(device), words.to(device), lexical, ctx)
                 optimizer.zero_grad(set_to_none=True)
-                loss.total(cfg.lexical_weight, cfg.contextual_weight).backward()
+                loss.total(cfg.lexical_weight, cfg.contextual_weight, cfg.similarity_weight).backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
                 optimizer.step()
                 meta["step"] += 1
                 meta["batch_in_epoch"] += world
                 meta["tokens_seen"] += loss.tokens * world
                 meta["train_seconds"] = base_seconds + time.time() - session_start
+                meta["cpu_seconds"] = base_cpu + time.process_time() - cpu_start
                 value = float(loss.mean.detach())
                 ema = value if ema is None else 0.98 * ema + 0.02 * value
-                for name in ("lexical", "contextual"):
+                for name in ("lexical", "contextual", "similarity"):
                     part = getattr(loss, name)
                     if part is not None:
                         v = float(part.detach())
@@ -362,7 +367,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 if rank == 0 and meta["step"] % 50 == 0:
                     log.write(json.dumps({"step": meta["step"], "loss": ema, **ema_aux, "lr": lr,
                                           "tokens_seen": meta["tokens_seen"],
-                                          "train_seconds": round(meta["train_seconds"], 1)}) + "\n")
+                                          "train_seconds": round(meta["train_seconds"], 1),
+                                          "cpu_seconds": round(meta["cpu_seconds"], 1)}) + "\n")
                     log.flush()
                 if rank == 0 and meta["step"] % cfg.eval_every == 0:
                     metrics = perplexity(model, dev_sents, vocab, device=device)

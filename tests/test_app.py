@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import explore as ex  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
+from app.safe import shown  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 APP = str(ROOT / "app" / "streamlit_app.py")
@@ -69,7 +70,7 @@ def no_errors(at: AppTest) -> None:
 
 
 def warnings(at: AppTest) -> str:
-    return "\n".join(str(w.value) for w in at.warning)
+    return "\n".join(shown(w.value) for w in at.warning)
 
 
 def map_spec(at: AppTest) -> dict:
@@ -113,7 +114,7 @@ def test_first_visit_shows_the_play_example():
     points = {t["name"]: len(values(t["x"])) for t in spec["data"]}
     assert points == {"baseball": 6, "theatre": 6, "verb": 3, "neighbours query": 1}
     assert at.query_params["ex"] == "play" and at.query_params["word"] == "play"
-    sidebar = " ".join(str(m.value) for m in at.sidebar.markdown)
+    sidebar = " ".join(shown(m.value) for m in at.sidebar.markdown)
     assert "lm_weights.hdf5" in sidebar
     assert any(m.value == "105,120" for m in at.sidebar.metric)
 
@@ -135,8 +136,8 @@ def test_typed_sentences_give_the_models_vectors(embedder):
     np.testing.assert_allclose(data["vectors"], expected_mix(embedder, BANK4, "bank", [0, 0, 2.0], 0.5),
                                rtol=1e-5, atol=1e-6)
     assert at.query_params["w"] == "0,0,2" and at.query_params["g"] == "0.5"
-    shown = " ".join(str(m.value) for m in at.markdown)
-    assert f"s_2 = softmax(w)_2 = **{ex.softmax([0, 0, 2.0])[2]:.3f}**" in shown
+    text = " ".join(shown(m.value) for m in at.markdown)
+    assert f"s_2 = softmax(w)_2 = **{ex.softmax([0, 0, 2.0])[2]:.3f}**" in text
 
 
 def test_presets_and_reset():
@@ -319,7 +320,8 @@ def test_uploaded_model_bad_file_raises_and_good_file_loads():
         resources.load_uploaded_model(options, b"not an hdf5 file", "weights.hdf5")
     model = resources.load_uploaded_model(options, (FIXTURE / "lm_weights.hdf5").read_bytes(), "lm_weights.hdf5")
     assert model.key.startswith("upload:") and model.embedder.dim == 32
-    assert resources.current_model(model.key)[0] is model
+    again = resources.current_model()[0]
+    assert again.key == model.key and again.embedder is model.embedder and again.display_name == "lm_weights.hdf5"
 
 
 

@@ -64,14 +64,20 @@ def test_first_occurrences():
     assert first.tolist() == [1, 0, 3]
 
 
-@pytest.mark.parametrize("kind", ["lexical", "contextual"])
+@pytest.mark.parametrize("kind", ["lexical", "contextual", "similarity"])
 def test_auxiliary_loss_falls(kind, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    extra = {"lexical_weight": 1.0} if kind == "lexical" else {"contextual_weight": 1.0, "contextual_targets": str(ctx_file)}
+    extra = {"lexical": {"lexical_weight": 1.0},
+             "contextual": {"contextual_weight": 1.0, "contextual_targets": str(ctx_file)},
+             "similarity": {"similarity_weight": 5.0, "contextual_targets": str(ctx_file)}}[kind]
     run = tmp_path / "run"
     train(make_cfg(corpus, run, max_steps=200, **extra), progress=False)
     rows = _losses(run)
     assert kind in rows[0]
     first, last = rows[0][kind], rows[-1][kind]
+    if kind == "similarity":  # squared cosine differences: the student's own geometry moves to the teacher's
+        assert first > 0.05
+        assert last < 0.6 * first
+        return
     # Cosine distance to random targets starts near 1; the head and the biLM must learn to point at them.
     assert first > 0.6
     assert last < 0.6 * first

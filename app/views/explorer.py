@@ -15,6 +15,7 @@ import streamlit as st
 
 from app import explore as ex
 from app import figures, resources
+from app.safe import md
 from app.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, find_example
 
 ss = st.session_state
@@ -44,8 +45,8 @@ def init_state(num_layers: int) -> None:
         view = ex.view_from_query(params, EXAMPLE_TEXTS)
         asked = str(params.get("ex") or "")
         if asked and asked not in EXAMPLE_TEXTS:
-            ss["_link_warning"] = (f"The link asks for an unknown example set '{asked[:40]}'; the known ones are "
-                                   f"{', '.join(EXAMPLE_TEXTS)}. Load one with the buttons below.")
+            ss["_link_warning"] = (f"The link asks for an unknown example set '{md(asked[:40])}'; the known ones "
+                                   f"are {', '.join(EXAMPLE_TEXTS)}. Load one with the buttons below.")
         if not params:
             start = EXAMPLE_SETS[DEFAULT_EXAMPLE]
             view = ex.View(text=start.text, example=start.name, word=start.word)
@@ -99,10 +100,13 @@ def on_upload() -> None:
         ss["_upload_message"] = None
         return
     try:
-        ss["sentences"] = ex.decode_upload(file.getvalue(), file.name)
+        resources.check_upload_size("sentences", file.size, file.name)
+        text, note = ex.text_for_box(ex.decode_upload(file.getvalue(), file.name), file.name)
+        ss["sentences"] = text
         ss["word"] = None
         ss["_upload_message"] = None
-    except ValueError as err:
+        ss["_upload_note"] = note
+    except ValueError as err:  # the text box keeps what it had
         ss["_upload_message"] = str(err)
 
 
@@ -128,16 +132,18 @@ def input_section() -> ex.ParsedInput:
     left, right = st.columns([3, 1])
     with right:
         st.file_uploader("…or upload a .txt file (one sentence per line)", type=["txt"], key="upload_txt",
-                         on_change=on_upload)
+                         on_change=on_upload, max_upload_size=resources.UPLOAD_LIMITS_MB["sentences"])
         if ss.get("_upload_message"):
-            st.error(ss["_upload_message"])
+            st.error(md(ss["_upload_message"]))
+        if ss.get("_upload_note"):
+            st.info(md(ss.pop("_upload_note")))
     with left:
         st.text_area("One sentence per line. Optional sense label in front: `[river] We sat on the bank.`",
-                     key="sentences", height=230,
+                     key="sentences", height=230, max_chars=ex.MAX_TEXT_CHARS,
                      placeholder="[river] We sat on the bank of the river.\n[money] I went to the bank to pay in a cheque.")
     parsed = resources.parse_sentences(ss.get("sentences") or "")
     for note in parsed.notes:
-        st.warning(note)
+        st.warning(md(note))
     if parsed.lines:
         with st.expander(f"Tokenization the model sees ({len(parsed.lines)} sentences, Moses tokenizer)"):
             st.dataframe({"#": list(range(1, len(parsed.lines) + 1)),
@@ -158,8 +164,8 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
         ss["word"] = asked.strip().casefold()
     elif asked:
         suggestion = ex.suggest_word(lines)
-        st.warning(f"“{asked}” does not occur in your sentences (case-insensitive match). Showing “{suggestion}” "
-                   "instead; pick another word from the list.")
+        st.warning(f"“{md(asked)}” does not occur in your sentences (case-insensitive match). Showing "
+                   f"“{md(suggestion)}” instead; pick another word from the list.")
         ss["word"] = suggestion
     else:
         ss["word"] = ex.suggest_word(lines)
@@ -171,7 +177,7 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
     word = ss["word"]
     occurrences = ex.find_occurrences(lines, word, ss.get("inflections", False))
     if not occurrences:
-        st.warning(f"“{word}” does not occur in your sentences (case-insensitive match"
+        st.warning(f"“{md(word)}” does not occur in your sentences (case-insensitive match"
                    f"{', with inflections' if ss.get('inflections') else ''}). Pick one of the words in the list.")
         return None
     rows = []
@@ -181,8 +187,8 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
         rows.append(f"<li><span class='num'>#{i + 1}</span> {label}{html.escape(before)} "
                     f"<mark>{html.escape(target)}</mark> {html.escape(after)}</li>")
     forms = sorted({o.token for o in occurrences})
-    st.markdown(f"**{len(occurrences)} occurrence(s)** of “{html.escape(word)}” in {len({o.line for o in occurrences})} "
-                f"sentence(s); forms matched: {', '.join(html.escape(f) for f in forms[:12])}")
+    st.markdown(f"**{len(occurrences)} occurrence(s)** of “{md(word)}” in {len({o.line for o in occurrences})} "
+                f"sentence(s); forms matched: {', '.join(md(f) for f in forms[:12])}")
     st.html("<style>.occ{max-height:230px;overflow-y:auto;border:1px solid #e6e6e6;border-radius:6px;"
             "padding:6px 10px;margin:0;list-style:none;font-size:0.92rem;line-height:1.6}"
             ".occ mark{background:#ffd54f;padding:0 2px;border-radius:3px;font-weight:600}"
@@ -209,7 +215,7 @@ def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenT
         with st.spinner("Running the biLM…"):
             acts, computed = resources.embed(model, [ln.tokens for ln in lines], progress)
     except Exception as err:
-        st.error(f"The biLM failed on this input: {err}")
+        st.error(f"The biLM failed on this input: {md(err)}")
         return None
     seconds = time.perf_counter() - start
     bar.empty()
@@ -223,11 +229,11 @@ def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenT
 def reference_table(model: resources.LoadedModel, word: str, inflections: bool) -> tuple[ex.TokenTable | None, int, str]:
     """Reference-corpus sentences with the word, embedded on demand (progress bar) and cached."""
     if not resources.reference_available():
-        return None, 0, (f"No reference corpus at {resources.reference_path()}: reference neighbours are skipped "
+        return None, 0, (f"No reference corpus at {md(resources.reference_path())}: reference neighbours are skipped "
                          "(set ELMO_EXPLORER_REFERENCE to a file with one sentence per line).")
     tokens, total = resources.reference_for_word(word, inflections)
     if not tokens:
-        return None, 0, f"“{word}” does not occur in the reference corpus ({resources.reference_size():,} sentences)."
+        return None, 0, f"“{md(word)}” does not occur in the reference corpus ({resources.reference_size():,} sentences)."
     key = (model.key, word.casefold(), inflections, len(tokens))
     memo = ss.get("_ref_table")
     if memo is not None and memo[0] == key:
@@ -238,7 +244,7 @@ def reference_table(model: resources.LoadedModel, word: str, inflections: bool) 
                                                                            f"sentences: {d}/{t}"))
     except Exception as err:
         bar.empty()
-        return None, 0, f"The biLM failed on the reference sentences: {err}"
+        return None, 0, f"The biLM failed on the reference sentences: {md(err)}"
     bar.empty()
     lines = [ex.Line(" ".join(t), None, tuple(t)) for t in tokens]
     table = ex.TokenTable(lines, acts)
@@ -314,7 +320,7 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
             proj = ex.project(points, ss["projection"], previous, seed=0, umap_state=resources.umap_warm_up().state)
     except Exception as err:  # a projection library failing must not take the page down
         proj = ex.Projection(ex.pca_2d(ex.l2_normalise(points)) if len(points) >= 3 else None, "pca",
-                             f"The {ss['projection']} projection failed ({err}); showing PCA.")
+                             f"The {ss['projection']} projection failed ({md(err)}); showing PCA.")
     if proj.coords is not None and not same:
         ss["_layout"] = (signature, proj.coords)
     map_ms = (time.perf_counter() - start) * 1000
@@ -343,6 +349,12 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     ss["_data"] = {"weights": w, "s": s.tolist(), "gamma": gamma, "rows": rows.tolist(), "vectors": x,
                    "coords": proj.coords, "method": proj.method, "query": query, "same_vector": same}
 
+    zero = ex.zero_rows(x)
+    if zero.any():
+        st.warning(f"{int(zero.sum())} of the {len(x)} occurrences have an all-zero vector in this mix (numbered "
+                   f"{', '.join(f'#{i + 1}' for i in np.flatnonzero(zero)[:10])}): a zero vector has no direction, "
+                   "so it has no meaningful cosine similarity. It is left out of the separation scores; check "
+                   "the model's weights.")
     tabs = st.tabs(["Contexts map", "Nearest neighbours", "Layers", "Export"])
     with tabs[0]:
         if same:
@@ -363,7 +375,7 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
 def map_tab(proj, occurrences, lines, table, context_rows, signature, query, word, map_ms) -> None:
     n = len(occurrences)
     if proj.coords is None:
-        st.warning(f"“{word}” occurs {n} time(s): a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points, so "
+        st.warning(f"“{md(word)}” occurs {n} time(s): a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points, so "
                    "there is no map. The occurrences above, the neighbours and the export still work.")
         return
     has_labels = any(o.label for o in occurrences)
@@ -398,7 +410,7 @@ def neighbours_tab(model, table, mixed, rows, occurrences, word, query, w, gamma
     query = int(ss["query_occ"])
     q_row = int(rows[query])
     q_occ = occurrences[query]
-    st.markdown(f"Query: {html.escape(marked(lines[q_occ.line].tokens, q_occ.position, 30))}")
+    st.markdown(f"Query: {md(marked(lines[q_occ.line].tokens, q_occ.position, 30))}")
 
     ref, ref_total, ref_note = reference_table(model, word, ss.get("inflections", False))
     left, mid, right = st.columns([1, 2.2, 2.2])
@@ -524,9 +536,9 @@ def export_tab(table, occurrences, x, proj, word) -> None:
 # ---- page -------------------------------------------------------------------------------------------------
 def main() -> None:
     try:
-        model, _ = resources.current_model(ss.get("model_key"))
+        model, _ = resources.current_model()
     except Exception as err:
-        st.error(f"No model could be loaded: {err}")
+        st.error(f"No model could be loaded: {md(err)}")
         return
     num_layers = model.embedder.num_layers
     init_state(num_layers)
@@ -536,6 +548,11 @@ def main() -> None:
     st.markdown(INTRO)
 
     parsed = input_section()
+    per_token = model.embedder.num_layers * model.embedder.dim * 4 * 2  # the table and its layer-normed copy
+    lines, note = ex.fit_budget(parsed.lines, resources.session_budget_bytes() // per_token)
+    if note:
+        st.warning(note)
+    parsed = ex.ParsedInput(lines, parsed.notes)
     if not parsed.lines:
         st.info("Type or paste some sentences above (one per line), upload a .txt file, or load an example set.")
         sync_url(num_layers)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app import layers_logic as lg
 from app import resources
+from app.safe import md
 
 ss = st.session_state
 
@@ -58,7 +59,7 @@ def compute_section(model: resources.LoadedModel, have_results: bool) -> None:
         report = lg.compute_report(model.embedder, "quick", lambda f, text: bar.progress(min(f, 1.0), text=text))
     except Exception as err:  # show any failure, keep the page usable
         bar.empty()
-        st.error(f"The probes failed: {err}")
+        st.error(f"The probes failed: {md(err)}")
         return
     bar.empty()
     ss.setdefault("layers_computed", {})[model.key] = report
@@ -104,18 +105,18 @@ def results_section(report: dict, num_layers: int) -> None:
 
 def main() -> None:
     try:
-        model, note = resources.current_model(ss.get("model_key"))
+        model, note = resources.current_model()
     except Exception as err:
-        st.error(f"No model could be loaded: {err}")
+        st.error(f"No model could be loaded: {md(err)}")
         return
     st.title("What each layer knows")
     st.markdown(lg.EXPLANATION)
     st.latex(lg.FORMULA)
     st.markdown(lg.EXPLANATION_AFTER)
     if note:
-        st.info(note)
+        st.info(md(note))
     embedder = model.embedder
-    st.markdown(f"**Model:** {embedder.name} · {embedder.num_parameters:,} parameters · "
+    st.markdown(f"**Model:** {md(model.display_name)} · {embedder.num_parameters:,} parameters · "
                 f"{embedder.num_layers} layers · vectors of {embedder.dim} numbers")
     report, source, warning = results_for(model)
     if report is None:
