@@ -111,6 +111,7 @@ def main() -> None:
             opt.step()
 
         row = {}
+        print(f"timing {dtype} ...", flush=True)
         for name, fn in (("char CNN + highway + projection", cnn), ("biLSTM (2 layers, both directions)", lstm),
                          ("adaptive softmax (float32 always)", softmax), ("Adam update", adam),
                          ("whole step (LM + both teacher losses)", step)):
