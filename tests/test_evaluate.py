@@ -97,5 +97,5 @@ def test_evaluate_command(tmp_path, monkeypatch, allennlp_files):
     assert main(["evaluate", "--options", str(options), "--weights", str(weights), "--device", "cpu",
                  "--threads", "1", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
-    assert set(report["sense_probe"]) == {"WordNet examples", "own sentences"}
+    assert set(report["sense_probe"]) == {"WordNet examples", "own sentences", "sense probe (34 words)"}
     assert "skipped" in report["perplexity"]
