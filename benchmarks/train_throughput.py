@@ -124,7 +124,8 @@ def main() -> None:
                          ("whole step (LM + both teacher losses)", step)):
             row[name] = n_tokens / timed(fn, args.steps)
         rows[dtype] = row
-    print("\n| component | " + " | ".join(f"{d} tokens/s" for d in dtypes) + " |\n|---" * (len(dtypes) + 1) + "|")
+    print("\n| component | " + " | ".join(f"{d} tokens/s" for d in dtypes) + " |")
+    print("|" + "---|" * (len(dtypes) + 1))
     for name in rows["float32"]:
         print(f"| {name} | " + " | ".join(f"{rows[d][name]:,.0f}" for d in dtypes) + " |")
 
