@@ -321,12 +321,36 @@ def release_model(session: str | None = None) -> None:
     model_registry().release(session or _session_id())
 
 
+BUNDLED_CHOICE_KEY = "bundled_model"  # session-state key of the chosen bundled model
+
+
+@st.cache_resource(show_spinner="Loading the biLM…")
+def bundled_model(name: str) -> LoadedModel:
+    """A model shipped in assets/ other than the default (read-only, so one copy serves every session).
+
+    Raises: KeyError for an unknown name; FileNotFoundError when its files are missing."""
+    from elmo_core import Embedder
+    return LoadedModel(f"bundled:{name}", Embedder.bundled(name, device=_device()), f"bundled model assets/{name}")
+
+
+def bundled_choices() -> list[str]:
+    """The bundled models the model panel offers: only when the app runs on the shipped default."""
+    from elmo_core.embedder import BUNDLED_MODELS
+    if startup_model().key != "default":
+        return []
+    return [name for name, folder in BUNDLED_MODELS.items() if (folder / "model.safetensors").is_file()]
+
+
 def current_model(key: str | None = None, session: str | None = None) -> tuple[LoadedModel, str]:
-    """This session's model (its own loaded one, else the startup model) and a note when a loaded model
-    had to go. ``key`` is accepted for compatibility and ignored: the registry knows the session's model."""
+    """This session's model (its own loaded one, else the bundled model it chose, else the startup model)
+    and a note when a loaded model had to go. ``key`` is accepted for compatibility and ignored: the
+    registry knows the session's model."""
     start = startup_model()
     found, notice = model_registry().for_session(session or _session_id())
     if found is None:
+        choice = st.session_state.get(BUNDLED_CHOICE_KEY, "default")
+        if choice != "default" and choice in bundled_choices():
+            return bundled_model(choice), notice
         return start, notice
     return found, ""
 

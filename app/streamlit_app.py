@@ -86,6 +86,12 @@ def model_panel():
         error = st.session_state.pop("_model_error", None)
         if error:
             st.error(error)
+        choices = resources.bundled_choices()
+        if len(choices) > 1:
+            st.radio("Bundled model", choices, key=resources.BUNDLED_CHOICE_KEY, horizontal=True,
+                     on_change=resources.release_model,  # picking a bundled model replaces an uploaded one
+                     help="default: trained with the biLM objective plus teachers (GloVe, MiniLM); lm-only: the "
+                          "paper's objective alone on the same 8M tokens. Model cards in assets/<name>/MODEL_CARD.md.")
         try:
             model, note = resources.current_model()
         except Exception as err:
@@ -97,8 +103,9 @@ def model_panel():
             st.info(md(note))
         e = model.embedder
         st.markdown(f"**{md(model.display_name)}**  \n{md(model.source)}")
-        if model.key == "default":
-            st.caption("A small biLM trained for this app (model card: `assets/default/MODEL_CARD.md`). It is much "
+        if model.key in ("default", "bundled:lm-only"):
+            folder = "default" if model.key == "default" else "lm-only"
+            st.caption(f"A small biLM trained for this app (model card: `assets/{folder}/MODEL_CARD.md`). It is much "
                        "weaker than the published ELMo models, so senses separate only modestly; load the "
                        "published weights under “Load your own ELMo” below for the real thing.")
         c1, c2 = st.columns(2)

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import signal
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -298,6 +299,12 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     if resume and ckpt.exists():
         meta = _load_training_state(ckpt, model, optimizer)
     wrapped = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
+    if cfg.bf16 and device.type == "cpu":
+        from .embedder import cpu_has_fast_bfloat16
+        if not cpu_has_fast_bfloat16():
+            # Measured: without AVX512-BF16/AMX, PyTorch's bf16 CPU kernels are far slower than float32.
+            print("warning: bf16 requested but this CPU has no native bfloat16; training in float32", file=sys.stderr)
+            cfg = TrainConfig(**{**asdict(cfg), "bf16": False})
     if device.type == "cuda" or cfg.bf16:
         autocast = torch.autocast(device.type, dtype=torch.bfloat16)
     else:
