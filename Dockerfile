@@ -43,6 +43,8 @@ RUN if ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then \
     && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin app
 
 WORKDIR /app
+# the packages elmo_core and app are imported from here (the image does not pip-install the project)
+ENV PYTHONPATH=/app
 
 # Dependencies first (their layer is reused while only the code changes). torch is pinned in requirements.txt.
 COPY requirements.txt .

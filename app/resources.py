@@ -32,11 +32,9 @@ import numpy as np
 import streamlit as st
 
 from app.explore import ActivationCache, ParsedInput, UmapWarmUp, parse_input, word_forms
+from elmo_core.paths import REFERENCE_SENTENCES
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURE_OPTIONS = ROOT / "tests" / "fixtures" / "allennlp-elmo" / "options.json"
-FIXTURE_WEIGHTS = ROOT / "tests" / "fixtures" / "allennlp-elmo" / "lm_weights.hdf5"
-DEFAULT_REFERENCE = ROOT / "assets" / "reference_sentences.txt"
+DEFAULT_REFERENCE = REFERENCE_SENTENCES
 MAX_REFERENCE_SENTENCES = 40  # reference sentences embedded per target word (first view stays under ~3 s on 2 cores)
 
 
@@ -205,8 +203,10 @@ class ModelRegistry:
 
 @st.cache_resource(show_spinner="Loading the biLM…")
 def startup_model() -> LoadedModel:
-    """The model every session starts with: env-configured files, else the shipped default, else (with a
-    visible warning) the tiny test model."""
+    """The model every session starts with: env-configured files, else the shipped default.
+
+    Raises: FileNotFoundError or ValueError when that model cannot be loaded (the page says so).
+    """
     from elmo_core import Embedder
     opts, weights = os.environ.get("ELMO_EXPLORER_OPTIONS"), os.environ.get("ELMO_EXPLORER_WEIGHTS")
     ckpt = os.environ.get("ELMO_EXPLORER_CHECKPOINT")
@@ -216,14 +216,8 @@ def startup_model() -> LoadedModel:
     if ckpt:
         e = Embedder.from_checkpoint(ckpt, device=_device())
         return LoadedModel("startup:" + _digest(ckpt), e, f"{Path(ckpt).name} (set by environment)")
-    try:
-        e = Embedder.default(device=_device())
-        return LoadedModel("default", e, "default model shipped in assets/default")
-    except Exception as err:  # missing assets during development: say so loudly, keep the app usable
-        e = Embedder.from_elmo_files(FIXTURE_OPTIONS, FIXTURE_WEIGHTS, device=_device())
-        return LoadedModel("fixture", e, "tiny AllenNLP test model (tests/fixtures)",
-                           warning=f"The default model could not be loaded ({err}). Using the tiny test model: "
-                                   "its vectors are not meaningful.")
+    e = Embedder.default(device=_device())
+    return LoadedModel("default", e, "default model shipped in assets/default")
 
 
 def env_int(name: str, default: int) -> int:

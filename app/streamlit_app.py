@@ -5,17 +5,16 @@ sidebar model panel. Configuration is read from environment variables, see ``app
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+import streamlit as st
+
+# `app` is an installed package (`make app` installs the checkout in editable mode, the Docker image sets
+# PYTHONPATH), so this script imports it like any other package, from wherever it is installed.
+from app import resources
+from app.safe import md
+
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:  # `streamlit run` puts app/ on sys.path, not the repository root
-    sys.path.insert(0, str(HERE.parent))
-
-import streamlit as st  # noqa: E402
-
-from app import resources  # noqa: E402
-from app.safe import md  # noqa: E402
 
 # emoji icons: a ":material/...:" page icon makes the browser fetch it from fonts.gstatic.com
 st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide")

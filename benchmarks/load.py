@@ -66,7 +66,7 @@ def _free_port() -> int:
 
 
 def start_server(port: int, log: Path) -> subprocess.Popen:
-    env = dict(os.environ, ELMO_EXPLORER_UMAP_WARMUP=os.environ.get("ELMO_EXPLORER_UMAP_WARMUP", "0"),
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ELMO_EXPLORER_UMAP_WARMUP=os.environ.get("ELMO_EXPLORER_UMAP_WARMUP", "0"),
                ELMO_EXPLORER_DEVICE=os.environ.get("ELMO_EXPLORER_DEVICE", "cpu"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",

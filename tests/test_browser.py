@@ -84,6 +84,7 @@ def app_url(tmp_path):
     """The explorer on a free port with the tiny fixture model; stopped (whole process group) afterwards."""
     port = _free_port()
     env = dict(os.environ,
+               PYTHONPATH=str(ROOT),  # this checkout's app and elmo_core, whichever copy is installed
                ELMO_EXPLORER_OPTIONS=str(FIXTURE / "options.json"),
                ELMO_EXPLORER_WEIGHTS=str(FIXTURE / "lm_weights.hdf5"),
                ELMO_EXPLORER_DEVICE="cpu",

@@ -6,15 +6,12 @@ Procrustes) on small arrays built for the purpose.
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from app import explore as ex  # noqa: E402
 from app.examples import EXAMPLE_SETS, find_example  # noqa: E402

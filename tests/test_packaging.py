@@ -45,6 +45,13 @@ def test_package_data_covers_every_asset():
 
 def test_no_run_time_code_reads_tests_or_outside_documents():
     # a docstring or path that points outside the repository (../) or into tests/ breaks an installed copy
-    for path in (ROOT / "elmo_core").rglob("*.py"):
+    for path in [*(ROOT / "elmo_core").rglob("*.py"), *(ROOT / "app").rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"\.\./shared|\"tests\"|'tests'|tests/fixtures", text), path
+
+
+def test_the_app_imports_its_packages_without_path_edits():
+    # `app` and `elmo_core` are installed packages; a script that patches the import path hides that they
+    # are not (elmo_core.fetch's import of a data-prep helper from its scratch folder is another matter)
+    for path in (ROOT / "app").rglob("*.py"):
+        assert "sys.path" not in path.read_text(encoding="utf-8"), path
