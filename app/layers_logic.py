@@ -7,7 +7,6 @@ Dims: L + 1 layers.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from collections.abc import Callable, MutableMapping, Sequence
@@ -15,12 +14,12 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from app import explore as ex
+from app.state import W_RANGE, W_STEP, set_layer_weights
 from elmo_core import probes
 from elmo_core.paths import DEFAULT_PROBE_RESULTS
 
 DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
-W_RANGE = (-5.0, 5.0)  # the explorer's w sliders (app.explore.W_RANGE)
-W_STEP = 0.1
 TASK_COLOURS = {name: task.colour for name, task in probes.TASKS.items()}
 TASK_NAMES = {name: task.label for name, task in probes.TASKS.items()}
 
@@ -121,27 +120,18 @@ def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RA
 
 
 def softmax(w: Sequence[float]) -> list[float]:
-    m = max(w)
-    e = [math.exp(v - m) for v in w]
-    return [v / sum(e) for v in e]
+    """s = softmax(w) as a list (``app.explore.softmax``)."""
+    return ex.softmax(w).tolist()
 
 
 def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) -> list[float]:
-    """Set the explorer's weight sliders (session-state keys ``w_0`` .. ``w_L``) to a task's learned s.
-
-    Also updates the explorer's remembered view (``_view``, restored when its widgets were not on screen),
-    so the values survive the page switch. Returns the raw w that was set.
+    """Set the explorer's weight sliders to a task's learned s (``app.state.set_layer_weights``, the one writer
+    of the sliders, which also updates the explorer's remembered view). Returns the raw w that was set.
     Raises: ValueError when s does not have ``num_layers`` values.
     """
     if len(s) != num_layers:
         raise ValueError(f"these weights are for {len(s)} layers; the model has {num_layers}")
-    w = weights_for_explorer(s)
-    for j, value in enumerate(w):
-        state[f"w_{j}"] = value
-    view = state.get("_view")
-    if view is not None and dataclasses.is_dataclass(view):
-        state["_view"] = dataclasses.replace(view, weights=tuple(w))
-    return w
+    return list(set_layer_weights(state, weights_for_explorer(s)))
 
 
 # ---- figures ---------------------------------------------------------------------------------------------------

@@ -195,3 +195,22 @@ def shown(slider) -> float:
     otherwise the element default."""
     proto = slider.proto
     return float((proto.value if proto.set_value else proto.default)[0])
+
+
+def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, monkeypatch):
+    path, _ = fixture_report
+    monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    at.number_input(key="nn_k").set_value(4).run()
+    at.checkbox(key="nn_same_word").check().run()
+    at.selectbox(key="query_occ").set_value(2).run()
+    at.radio(key="color_by").set_value("sentence").run()
+    no_errors(at)
+    at.switch_page("views/layers.py").run()
+    no_errors(at)
+    at.switch_page("views/explorer.py").run()
+    no_errors(at)
+    assert at.number_input(key="nn_k").value == 4 and at.checkbox(key="nn_same_word").value
+    assert at.selectbox(key="query_occ").value == 2 and at.radio(key="color_by").value == "sentence"
+    assert frame_of(at).query == 2 and len(frame_of(at).neighbours) == 4

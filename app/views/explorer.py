@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 
 from app import explore as ex
-from app import figures, resources
+from app import figures, resources, state
 from app.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, find_example
 from app.frame import METHOD_NAMES, Controls, Frame, Reference, compute_frame, layer_name, marked
 from app.safe import md
@@ -48,6 +48,7 @@ def init_state(num_layers: int) -> None:
             start = EXAMPLE_SETS[DEFAULT_EXAMPLE]
             view = ex.View(text=start.text, example=start.name, word=start.word)
         ss["_view"] = view
+    state.restore(ss)  # k, same word only, the query and colour-by, if another page made Streamlit drop them
     view: ex.View = ss["_view"]
     defaults = {"sentences": view.text, "word": view.word or None, "inflections": view.inflections,
                 "gamma": view.gamma, "layer_norm": view.layer_norm, "projection": view.projection,
@@ -108,8 +109,7 @@ def on_upload() -> None:
 
 
 def set_weights(preset: str, num_layers: int) -> None:
-    for j, w in enumerate(ex.preset_weights(preset, num_layers)):
-        ss[f"w_{j}"] = w
+    state.set_preset(ss, preset, num_layers)
 
 
 def reset_controls(num_layers: int) -> None:
@@ -263,7 +263,8 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     st.subheader("3 · Layer weights")
     cols = st.columns(num_layers + 1)
     for j in range(num_layers):
-        cols[j].slider(f"w_{j}: {layer_name(j, num_layers)}", *ex.W_RANGE, step=0.1, key=f"w_{j}")
+        cols[j].slider(f"w_{j}: {layer_name(j, num_layers)}", *state.W_RANGE, step=state.W_STEP,
+                       key=state.weight_key(j))
     cols[-1].slider("γ (gamma): overall scale", *ex.GAMMA_RANGE, step=0.1, key="gamma",
                     help="γ multiplies every vector equally, so it changes no cosine similarity and no map; "
                          "it matters for the exported vectors.")
@@ -333,6 +334,7 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     with tabs[3]:
         export_tab(table, occurrences, frame.vectors, frame.projection, word)
     sync_url(num_layers)
+    state.remember(ss)
 
 
 def map_tab(frame: Frame, occurrences, table) -> None:
