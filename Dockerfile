@@ -52,7 +52,6 @@ RUN if [ -n "$TORCH_INDEX_URL" ]; then pip install --index-url "$TORCH_INDEX_URL
 COPY --chown=10001:10001 elmo_core/ elmo_core/
 COPY --chown=10001:10001 app/ app/
 COPY --chown=10001:10001 assets/ assets/
-COPY --chown=10001:10001 .streamlit/ .streamlit/
 
 USER 10001:10001
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
+
 # ---- caps ------------------------------------------------------------------------------------------
 MAX_LINES = 500  # sentences embedded per set
 MAX_LINE_CHARS = 1000  # characters kept per line (the tokenizer is slow on huge lines)
@@ -714,12 +716,7 @@ def knn_accuracy(x: np.ndarray, labels: Sequence[str]) -> float:
 
 
 def _knn_accuracy(sims: np.ndarray, labels: Sequence[str]) -> float:
-    sims = sims.copy()
-    np.fill_diagonal(sims, -np.inf)
-    labels = np.asarray(labels, dtype=object)
-    tied = sims >= sims.max(axis=1, keepdims=True) - 1e-6  # (n, n): the nearest neighbour(s) of each row
-    same = labels[None, :] == labels[:, None]
-    return float(np.mean((tied & same).sum(axis=1) / tied.sum(axis=1)))
+    return float(np.mean(nn_scores_from_similarity(sims, labels)))
 
 
 def zero_rows(x: np.ndarray) -> np.ndarray:
@@ -748,8 +745,7 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     if len(distinct) >= 2 and len(given) >= 3:
         xs, ls = x[given], [labels[i] for i in given]
         note = "" if len(given) == n else f"{n - len(given)} unlabelled occurrence(s) left out."
-        counts = Counter(ls)
-        chance = sum(c * (c - 1) for c in counts.values()) / (len(ls) * (len(ls) - 1))
+        chance = float(np.mean(chance_random_neighbour(ls)))
         sims = cosine_matrix(xs)  # one similarity matrix for both scores
         sil = (float(silhouette_score(cosine_distances(xs, sims), ls, metric="precomputed"))
                if len(distinct) < len(ls) else None)

@@ -134,3 +134,30 @@ def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.F
                       yaxis=dict(range=[min(0.0, *(s.silhouette or 0 for s in scores)) - 0.12, 1.12]),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig
+
+
+# ---- the explorer's three figures of one frame (the page and the speed benchmark draw the same) ------------
+def frame_map(frame, occurrences: Sequence[Occurrence], table, color_by: str) -> go.Figure | None:
+    """The contexts map of an ``app.frame.Frame``; None when the frame has no map."""
+    if frame.coords is None:
+        return None
+    n = len(occurrences)
+    context = frame.coords[n:] if len(frame.context_rows) else None
+    context_pos = [(int(table.line_of_row[r]), int(r - table.offsets[table.line_of_row[r]])) for r in frame.context_rows]
+    return contexts_map(frame.coords[:n], occurrences, table.lines, color_by, selected=frame.query,
+                        context_coords=context, context_rows=context_pos, revision=str(hash(frame.signature)))
+
+
+def frame_heatmaps(frame, occurrences: Sequence[Occurrence]) -> go.Figure | None:
+    """The per-layer similarity matrices of a frame; None with fewer than 2 occurrences."""
+    if not frame.panels:
+        return None
+    ticks = [f"{occurrences[i].label or ''} #{i + 1}".strip() for i in frame.shown]
+    return similarity_heatmaps(list(zip(frame.panel_names, frame.panels)), ticks)
+
+
+def frame_separation(frame) -> go.Figure | None:
+    """The separation chart of a frame; None when no layer has a score."""
+    if not frame.separation or all(s.silhouette is None and s.knn_accuracy is None for s in frame.separation):
+        return None
+    return separation_chart(frame.panel_names, frame.separation)

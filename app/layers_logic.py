@@ -16,12 +16,13 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from elmo_core import probes
+from elmo_core.paths import DEFAULT_PROBE_RESULTS
 
-DEFAULT_RESULTS = probes.DEFAULT_RESULTS
+DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
 W_RANGE = (-5.0, 5.0)  # the explorer's w sliders (app.explore.W_RANGE)
 W_STEP = 0.1
-TASK_COLOURS = {"wsd": "#1f77b4", "pos": "#ff7f0e"}
-TASK_NAMES = {"wsd": "word sense", "pos": "part of speech"}
+TASK_COLOURS = {name: task.colour for name, task in probes.TASKS.items()}
+TASK_NAMES = {name: task.label for name, task in probes.TASKS.items()}
 
 EXPLANATION = r"""
 **Layer 0** is the word on its own. A character CNN reads the letters of the word and turns them into a vector;
@@ -84,16 +85,7 @@ def matching_report(report: dict | None, fingerprint: str, model_key: str) -> tu
 
 def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
     """What is missing for computing the probes here (empty list: all there)."""
-    from elmo_core.brown import find_brown_dir
-    from elmo_core.senses import find_wordnet_dir
-
-    problems = []
-    for find, arg in ((find_wordnet_dir, wordnet_dir), (find_brown_dir, brown_dir)):
-        try:
-            find(arg)
-        except FileNotFoundError as err:
-            problems.append(str(err))
-    return problems
+    return probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
 
 
 def compute_report(embedder, size: str = "quick", progress: Callable[[float, str], None] | None = None,

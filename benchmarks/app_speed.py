@@ -6,22 +6,21 @@ Usage:
                                    [--threads N] [--parts abc] [--phases] [--profile]
 
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
-(``Embedder.default()``, assets/default) when it exists, else the tiny fixture model (printed).
+(``elmo_core.loading.load_embedder``: the same rule as the command line and the app).
 
-(a) slider path: everything ``live_view`` in app/views/explorer.py recomputes when a weight slider moves
-    (scalar mix, warm-started projection + Procrustes, the three figures and their JSON as st.plotly_chart
-    sends it, layer-0 / mix / reference neighbours, the four similarity matrices, the mix's separation
-    score), for --occurrences occurrences of one word, one per sentence, without labels (the costlier
+(a) slider path: what the explorer page runs when a weight slider moves: ``app.frame.compute_frame`` (scalar
+    mix, warm-started projection + Procrustes, layer-0 / mix / reference neighbours, the four similarity
+    matrices, the mix's separation score) and the page's three figures of the frame (``app.figures.frame_*``)
+    with their JSON as st.plotly_chart sends it, for --occurrences occurrences of one word, one per sentence, without labels (the costlier
     separation path) and with two labels; median and per-phase medians over --moves moves, after warm-up.
 (b) a new set of 20 labelled sentences to its first full view: tokenizing, picking the word, the biLM on
     the new sentences (empty activation cache), finding + tokenizing + embedding the word's reference-corpus
     sentences, then the first view (a fresh projection, all separation scores); median over --trials.
     Twice: "bank" (20 bank sentences; few reference sentences) and, as the worst case, 20 sentences with
-    "the", whose reference sentences hit the cap of 100 (all embedded on this first view).
+    "the", whose reference sentences hit the app's cap (``resources.MAX_REFERENCE_SENTENCES``).
 (c) UMAP: import + first fit in a fresh process (numba JIT) vs the same fit warm, and the warm-started refit.
 
-The phases below mirror ``live_view`` / ``main`` of the page step by step; keep them in sync when the page
-changes. Streamlit's own overhead (script rerun, websocket, browser rendering) is not included.
+The benchmark calls the functions the page calls, so it cannot drift from it. Streamlit's own overhead (script rerun, websocket, browser rendering) is not included.
 """
 from __future__ import annotations
 
@@ -43,10 +42,10 @@ sys.path.insert(0, str(ROOT))
 from app import explore as ex  # noqa: E402
 from app import figures  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
+from app.frame import Controls, Reference, compute_frame  # noqa: E402
+from elmo_core.paths import REFERENCE_SENTENCES  # noqa: E402
 
-FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
-REFERENCE = ROOT / "assets" / "reference_sentences.txt"
-MAX_REFERENCE_SENTENCES = 100  # as app/resources.py
+REFERENCE = REFERENCE_SENTENCES
 K = 10  # neighbours shown (the page's default)
 
 EXTRA_BANK = """\
@@ -63,15 +62,11 @@ EXTRA_BANK = """\
 
 # ---- model ------------------------------------------------------------------------------------------------
 def load_model(args):
-    from elmo_core import Embedder
-    if args.checkpoint:
-        return Embedder.from_checkpoint(args.checkpoint, device=args.device), f"checkpoint {args.checkpoint}"
-    if args.options and args.weights:
-        return Embedder.from_elmo_files(args.options, args.weights, device=args.device), f"ELMo files {args.weights}"
-    if (ROOT / "assets" / "default" / "model.safetensors").is_file():
-        return Embedder.default(device=args.device), "default model (assets/default)"
-    return (Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device=args.device),
-            "tiny fixture model (assets/default/model.safetensors is missing)")
+    from elmo_core.loading import load_embedder
+    embedder = load_embedder(args.options, args.weights, args.checkpoint, device=args.device)
+    source = (f"ELMo files {args.weights}" if args.options else f"checkpoint {args.checkpoint}" if args.checkpoint
+              else "default model (assets/default)")
+    return embedder, source
 
 
 # ---- reference corpus (as app/resources.reference_matches, without Streamlit's cache) ---------------------
@@ -88,8 +83,8 @@ def reference_tokens(word: str, lines: list[str]) -> list[tuple[str, ...]]:
     from app.resources import reference_matches
     if not REFERENCE.is_file():
         return []
-    hits, _ = reference_matches.__wrapped__(str(REFERENCE), REFERENCE.stat().st_mtime, word, False,
-                                            MAX_REFERENCE_SENTENCES)
+    # the page's own cap (resources.MAX_REFERENCE_SENTENCES), not a copy of it
+    hits, _ = reference_matches.__wrapped__(str(REFERENCE), REFERENCE.stat().st_mtime, word, False)
     return hits
 
 
@@ -112,68 +107,21 @@ class Timer:
 
 def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTable | None, state: dict,
                 timer: Timer, gamma: float = 1.0, layer_norm: bool = False) -> None:
-    """What one run of ``live_view`` computes (projection "auto", no context words, query #1, k = 10)."""
-    lines = table.lines
-    n = len(occurrences)
-    num_layers = table.num_layers
-    with timer("mix"):
-        mixed = table.mix(w, gamma, layer_norm)
-        rows = table.rows(occurrences)
-        x = mixed[rows]
-    with timer("projection"):
-        signature = ("model", tuple(rows.tolist()), ())
-        proj = ex.project(x, "auto", state.get("layout"), seed=0, umap_state="ready")
-        state["layout"] = proj.coords
-    query = 0
+    """One run of the explorer's live view: ``compute_frame`` (the function the page calls; projection "auto",
+    no context words, query #1, k = 10), the page's three figures of the frame, and their JSON."""
+    controls = Controls(tuple(w), gamma, layer_norm, "auto", False, 0, None, K)
     has_labels = any(o.label for o in occurrences)
-    with timer("map figure"):
-        fig_map = None
-        if proj.coords is not None:
-            fig_map = figures.contexts_map(proj.coords[:n], occurrences, lines, "label" if has_labels else "sentence",
-                                           selected=query, context_coords=None, context_rows=[],
-                                           revision=str(hash(signature)))
-    with timer("neighbours"):
-        q_row = int(rows[query])
-        ex.layer0_type_neighbours(table, ref, q_row, K)
-        cand = np.array([r for r in range(table.num_tokens) if r != q_row and ex.is_wordlike(table.token(r))],
-                        dtype=np.int64)
-        found = ex.cosine_neighbours(mixed[q_row], mixed[cand], K)
-        for nb in found:
-            r = int(cand[nb.index])
-            li = int(table.line_of_row[r])
-            pos = r - int(table.offsets[li])
-            (table.token(r), lines[li].label or "", nb.similarity, ex.highlight_parts(lines[li].tokens, pos, 6))
-        if ref is not None:
-            ref_occ = ex.find_occurrences(ref.lines, word, False)
-            ref_rows = ref.rows(ref_occ)
-            ref_mixed = ref.mix(w, gamma, layer_norm)[ref_rows]
-            ex.cosine_neighbours(mixed[q_row], ref_mixed, K)
-    fig_heat = fig_sep = None
-    if n >= 2:
-        with timer("similarity matrices"):
-            order = sorted(range(n), key=lambda i: (occurrences[i].label or "", i))
-            shown = order if n <= 150 else [order[i] for i in np.linspace(0, n - 1, 150).round().astype(int)]
-            layers = table.layers(layer_norm)
-            names = [f"layer {j}" for j in range(num_layers)] + ["ELMo mix"]
-            vecs = [layers[j][rows] for j in range(num_layers)] + [mixed[rows]]
-            panels = [(name, ex.cosine_matrix(v[shown])) for name, v in zip(names, vecs)]
-            ticks = [f"{occurrences[i].label or ''} #{i + 1}".strip() for i in shown]
-        with timer("heatmap figure"):
-            fig_heat = figures.similarity_heatmaps(panels, ticks)
-        with timer("separation"):
-            labels = [o.label for o in occurrences]
-            memo_key = (signature, layer_norm)
-            if state.get("sep_key") != memo_key:  # per-layer scores: once per word and input, as the page
-                state["sep_key"] = memo_key
-                state["sep"] = [ex.separation(vecs[j], labels) for j in range(num_layers)]
-            scores = state["sep"] + [ex.separation(vecs[-1], labels)]
-        with timer("separation figure"):
-            if not all(s.silhouette is None and s.knn_accuracy is None for s in scores):
-                fig_sep = figures.separation_chart(names, scores)
+    with timer("compute_frame"):
+        frame = compute_frame(table, occurrences, controls, state.get("frame"), model_key="model", word=word,
+                              reference=Reference(ref, len(ref.lines) if ref else 0), umap_state="ready")
+        state["frame"] = frame
+    with timer("figures"):
+        figs = (figures.frame_map(frame, occurrences, table, "label" if has_labels else "sentence"),
+                figures.frame_heatmaps(frame, occurrences), figures.frame_separation(frame))
     with timer("export"):
         table.layers(False)[:, table.rows(occurrences)]
     with timer("figure JSON"):  # what st.plotly_chart does with each figure before sending it
-        for fig in (fig_map, fig_heat, fig_sep):
+        for fig in figs:
             if fig is not None:
                 pio.to_json(fig, validate=False)
 

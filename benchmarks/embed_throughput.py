@@ -25,6 +25,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's elmo_core, not an installed one
 
+from elmo_core.paths import REFERENCE_SENTENCES  # noqa: E402
+
 FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 SIZES = {"small": (1024, 128, 1), "original": (4096, 512, 2)}  # (cell dim C, projection P, highway)
 
@@ -39,7 +41,7 @@ def options(name):
 def real_sentences(count: int) -> list[list[str]]:
     """``count`` 20-token windows of English from the shipped reference sentences (real text repeats words,
     which the biLM's one-CNN-pass-per-distinct-token exploits; the reference implementation does not)."""
-    tokens = (Path(__file__).resolve().parent.parent / "assets" / "reference_sentences.txt").read_text(encoding="utf-8").split()
+    tokens = REFERENCE_SENTENCES.read_text(encoding="utf-8").split()
     return [tokens[i * 20 : (i + 1) * 20] for i in range(count)]
 
 

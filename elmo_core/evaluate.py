@@ -1,9 +1,10 @@
 """Evaluation of a biLM: the leave-one-out sense probe and held-out perplexity.
 
-Sense probe (issue 3, item 5): for each lemma, every occurrence is labelled with the sense of its nearest
-other occurrence of the same lemma (cosine, 1-NN, leave-one-out), per layer 0..L and for the equal mix, next
-to baselines that need no contextual model: most frequent sense, chance, and a bag of context words (the
-mean layer-0 vector of the sentence's other tokens, which captures topic, not sense).
+The leave-one-out sense probe (``loo_sense_probe``; not the sense-means probe of ``elmo_core.probes``): for
+each lemma, every occurrence is labelled with the sense of its nearest other occurrence of the same lemma
+(cosine, 1-NN, leave-one-out), per layer 0..L and for the equal mix, next to baselines that need no
+contextual model: most frequent sense, chance, and a bag of context words (the mean layer-0 vector of the
+sentence's other tokens, which captures topic, not sense). The metrics are ``elmo_core.metrics``.
 The same vectors also get a silhouette by sense (cosine distance) per lemma, averaged over lemmas (issue 9,
 item 4): how far apart the senses lie, not only whether the nearest neighbour agrees.
 
@@ -12,18 +13,16 @@ Dims: N items, L + 1 layers, D = 2P.
 from __future__ import annotations
 
 import hashlib
-import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from .metrics import loo_baseline_scores, loo_nn_scores, mean_over_groups, silhouette_by_sense
 from .senses import SenseItem, group_by_key
 
 Progress = Callable[[float, str], None]
-TIE_TOLERANCE = 1e-6  # cosine similarities this close count as a tie (identical layer-0 vectors)
 
 
 # ---- model identity ---------------------------------------------------------------------------------------
@@ -76,74 +75,8 @@ def embed_items(embedder, items: Sequence[SenseItem], batch_size: int = 64,
     return targets, context
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
-
-
-def loo_nn_scores(vectors: np.ndarray, labels: Sequence[str]) -> np.ndarray:
-    """Leave-one-out 1-nearest-neighbour by cosine within one group.
-
-    Args: vectors float (n, D); labels n sense labels.
-    Returns: float64 (n,): for each item the fraction of its nearest neighbours (ties within
-        TIE_TOLERANCE, so identical vectors give the expected score of a random pick) that share its label.
-    """
-    x = _unit(np.asarray(vectors, dtype=np.float64))
-    sims = x @ x.T
-    np.fill_diagonal(sims, -np.inf)
-    best = sims.max(axis=1, keepdims=True)
-    candidates = sims >= best - TIE_TOLERANCE
-    lab = np.asarray(labels)
-    same = lab[:, None] == lab[None, :]
-    return (candidates & same).sum(axis=1) / candidates.sum(axis=1)
-
-
-def silhouette_by_sense(vectors: np.ndarray, labels: Sequence[str]) -> float:
-    """Silhouette of the sense labels within one group, cosine distance (``sklearn.metrics.silhouette_score``).
-
-    Args: vectors float (n, D); labels n sense labels.
-    Returns: the mean silhouette in [-1, 1]; NaN when it is undefined (fewer than 2 senses, or as many senses
-        as items). Identical vectors give 0 (sklearn's 0/0 convention); zero vectors are at distance 1 of all.
-    """
-    from sklearn.metrics import silhouette_score
-
-    lab = np.asarray(labels)
-    n_senses = len(np.unique(lab))
-    if n_senses < 2 or n_senses >= len(lab):
-        return float("nan")
-    return float(silhouette_score(np.asarray(vectors, dtype=np.float64), lab, metric="cosine"))
-
-
-def mean_over_groups(values: Sequence[float]) -> float | None:
-    """The mean of per-group values, ignoring NaN (undefined groups); None when no group has a value."""
-    arr = np.asarray(values, dtype=np.float64)
-    arr = arr[~np.isnan(arr)]
-    return float(arr.mean()) if len(arr) else None
-
-
-def loo_baseline_scores(labels: Sequence[str]) -> dict[str, np.ndarray]:
-    """Per-item scores of the model-free baselines within one group (leave-one-out).
-
-    Returns {"mfs": majority sense of the other items (ties: expected score of a random pick),
-    "chance_random_neighbour": (c_s - 1) / (n - 1), what 1-NN with random vectors scores on average,
-    "chance_uniform": 1 / number of senses}; each float64 (n,).
-    """
-    lab = np.asarray(labels)
-    n = len(lab)
-    senses, counts = np.unique(lab, return_counts=True)
-    count = dict(zip(senses, counts))
-    mfs = np.zeros(n)
-    for i, s in enumerate(lab):
-        others = {t: c - (t == s) for t, c in count.items()}
-        top = max(others.values())
-        winners = [t for t, c in others.items() if c == top]
-        mfs[i] = (s in winners) / len(winners)
-    own = np.array([count[s] for s in lab], dtype=np.float64)
-    return {"mfs": mfs, "chance_random_neighbour": (own - 1) / (n - 1), "chance_uniform": np.full(n, 1 / len(senses))}
-
-
-def sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, dataset: str = "",
-                progress: Progress | None = None) -> dict:
+def loo_sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, dataset: str = "",
+                    progress: Progress | None = None) -> dict:
     """Leave-one-out 1-NN sense accuracy within each lemma, per layer, for the equal mix and for baselines.
 
     Args:
@@ -235,7 +168,7 @@ def heldout_perplexity(checkpoint_dir: str | Path, sentences: Sequence[Sequence[
 
 # ---- report -----------------------------------------------------------------------------------------------
 def sense_table(results: Sequence[dict]) -> str:
-    """A markdown table of ``sense_probe`` results (percent)."""
+    """A markdown table of ``loo_sense_probe`` results (percent)."""
     num_layers = max(len(r["layers"]) for r in results)
     head = ["data", "items / lemmas", *(f"layer {j}" for j in range(num_layers)), "equal mix",
             "bag of context", "MFS", "chance (random neighbour)"]
@@ -255,84 +188,3 @@ def sense_table(results: Sequence[dict]) -> str:
     lines.append("\nMFS is leave-one-out (the majority sense of the lemma's other sentences): on a balanced set, "
                  "such as our own sentences, it scores 0 by construction.")
     return "\n".join(lines)
-
-
-def cmd_evaluate(args) -> int:
-    """``python -m elmo_core evaluate``: the sense probe on WordNet examples and our sentences, and the
-    held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
-    import torch
-
-    from .cli import _load_embedder
-    from .embedder import DEFAULT_MODEL_DIR
-    from .senses import read_sense_sentences, read_wordnet_examples
-    from .train import read_sentences
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    embedder = _load_embedder(args)
-    report: dict = {"model": model_info(embedder), "sense_probe": {}, "perplexity": None}
-    results = []
-    datasets = [("WordNet examples",
-                 lambda: subsample_keys(read_wordnet_examples(args.wordnet_dir), args.max_items, args.seed)),
-                ("own sentences", lambda: read_sense_sentences(args.sentences)),
-                ("sense probe (34 words)", lambda: read_sense_sentences(args.probe))]
-    for name, load in datasets:
-        try:
-            items = load()
-        except FileNotFoundError as err:
-            print(f"skipping {name}: {err}", file=sys.stderr)
-            report["sense_probe"][name] = {"skipped": str(err)}
-            continue
-        print(f"sense probe on {name}: {len(items)} items ...", file=sys.stderr)
-        r = sense_probe(embedder, items, args.batch_size, dataset=name)
-        report["sense_probe"][name] = r
-        results.append(r)
-    ckpt = args.checkpoint or (None if args.options else DEFAULT_MODEL_DIR)
-    test_file = Path(args.corpus_dir) / "test.txt"
-    if ckpt is None:
-        report["perplexity"] = {"skipped": "perplexity needs a checkpoint folder (--checkpoint) with its softmax"}
-    elif not (Path(ckpt) / "softmax.safetensors").is_file() or not (Path(ckpt) / "vocab.txt").is_file():
-        report["perplexity"] = {"skipped": f"{ckpt} has no softmax.safetensors + vocab.txt"}
-    elif not test_file.is_file():
-        report["perplexity"] = {"skipped": f"no test split at {test_file} (build the corpus first)"}
-    else:
-        start = time.perf_counter()
-        sentences = read_sentences(test_file, args.max_sentences)
-        report["perplexity"] = {**heldout_perplexity(ckpt, sentences, args.batch_size), "sentences": len(sentences),
-                                "file": str(test_file), "seconds": round(time.perf_counter() - start, 1)}
-    table = sense_table(results) if results else "(no sense data)"
-    ppl = report["perplexity"]
-    text = (f"Model: {embedder.name}, {embedder.num_parameters:,} parameters\n\nSense probe (leave-one-out 1-NN "
-            f"accuracy within lemma, %):\n\n{table}\n\nPerplexity: "
-            + (f"forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}, average {ppl['average']:.1f} "
-               f"on {ppl['sentences']} test sentences" if "forward" in ppl else str(ppl.get("skipped"))))
-    print(text)
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
-    return 0
-
-
-def add_evaluate_parser(sub) -> None:
-    """Register ``evaluate`` on the CLI's subparsers (called from ``elmo_core.cli.build_parser``)."""
-    from .senses import OWN_SENTENCES, SENSE_PROBE
-
-    p = sub.add_parser("evaluate", help="sense probe (WordNet examples + our sentences) and test perplexity")
-    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
-                                        "vocab.txt for perplexity); default: assets/default")
-    p.add_argument("--options", help="ELMo options.json (with --weights)")
-    p.add_argument("--weights", help="ELMo weights.hdf5")
-    p.add_argument("--corpus-dir", default="data/corpus", help="folder with test.txt (default data/corpus)")
-    p.add_argument("--max-sentences", type=int, default=0, help="use the first N test sentences (0 = all)")
-    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
-    p.add_argument("--sentences", default=str(OWN_SENTENCES), help="our sense sentences (TSV word, sense, sentence)")
-    p.add_argument("--probe", default=str(SENSE_PROBE),
-                   help="the fresh sense probe of assets/probes/SENSE_PROBE.md (TSV word, sense, sentence)")
-    p.add_argument("--max-items", type=int, default=0,
-                   help="subsample WordNet to about N items (whole lemmas; 0 = all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
-    p.add_argument("--out", help="write the results as JSON here")
-    p.set_defaults(func=cmd_evaluate)

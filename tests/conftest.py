@@ -31,3 +31,8 @@ def tiny_embedder(allennlp_files):
     from elmo_core import Embedder
 
     return Embedder.from_elmo_files(*allennlp_files, device="cpu")
+
+
+def frame_of(at):
+    """The ``app.frame.Frame`` the explorer page drew in its last run (an AppTest of the app)."""
+    return at.session_state["explorer_frame"]

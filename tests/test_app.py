@@ -1,7 +1,7 @@
 """Page-flow tests of the Streamlit explorer with streamlit.testing.v1.AppTest and the tiny fixture biLM.
 
 AppTest runs the script in this process; plotly charts come back as unknown elements, so the tests read
-the figure JSON (``proto.spec``) and the data the page keeps in ``st.session_state["_data"]``.
+the figure JSON (``proto.spec``) and the Frame the page computed (``app.frame.compute_frame``, kept as ``st.session_state["explorer_frame"]``).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ if str(ROOT) not in sys.path:
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import explore as ex  # noqa: E402
+from tests.conftest import frame_of  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
 from app.safe import shown  # noqa: E402
 
@@ -106,10 +107,10 @@ def test_first_visit_shows_the_play_example():
     assert at.title[0].value == "ELMo Explorer"
     assert at.text_area(key="sentences").value == EXAMPLE_SETS["play"].text
     assert at.selectbox(key="word").value == "play"
-    data = at.session_state["_data"]
-    assert len(data["rows"]) == 15 and data["coords"].shape == (15, 2)
-    assert data["method"] == "pca"  # UMAP warm-up is off in tests: PCA with a note
-    assert not data["same_vector"]
+    data = frame_of(at)
+    assert len(data.rows) == 15 and data.coords.shape == (15, 2)
+    assert data.projection.method == "pca"  # UMAP warm-up is off in tests: PCA with a note
+    assert not data.same_vector
     spec = map_spec(at)
     points = {t["name"]: len(values(t["x"])) for t in spec["data"]}
     assert points == {"baseball": 6, "theatre": 6, "verb": 3, "neighbours query": 1}
@@ -124,16 +125,16 @@ def test_typed_sentences_give_the_models_vectors(embedder):
     at.text_area(key="sentences").input(BANK4).run()
     at.selectbox(key="word").set_value("bank").run()
     no_errors(at)
-    data = at.session_state["_data"]
-    np.testing.assert_allclose(data["vectors"], expected_mix(embedder, BANK4, "bank", [0, 0, 0]), rtol=1e-5, atol=1e-6)
-    assert data["coords"].shape == (4, 2) and data["method"] == "pca"
+    data = frame_of(at)
+    np.testing.assert_allclose(data.vectors, expected_mix(embedder, BANK4, "bank", [0, 0, 0]), rtol=1e-5, atol=1e-6)
+    assert data.coords.shape == (4, 2) and data.projection.method == "pca"
 
     at.slider(key="w_2").set_value(2.0).run()
     at.slider(key="gamma").set_value(0.5).run()
     no_errors(at)
-    data = at.session_state["_data"]
-    np.testing.assert_allclose(data["s"], ex.softmax([0, 0, 2.0]))
-    np.testing.assert_allclose(data["vectors"], expected_mix(embedder, BANK4, "bank", [0, 0, 2.0], 0.5),
+    data = frame_of(at)
+    np.testing.assert_allclose(data.s, ex.softmax([0, 0, 2.0]))
+    np.testing.assert_allclose(data.vectors, expected_mix(embedder, BANK4, "bank", [0, 0, 2.0], 0.5),
                                rtol=1e-5, atol=1e-6)
     assert at.query_params["w"] == "0,0,2" and at.query_params["g"] == "0.5"
     text = " ".join(shown(m.value) for m in at.markdown)
@@ -143,18 +144,18 @@ def test_typed_sentences_give_the_models_vectors(embedder):
 def test_presets_and_reset():
     at = start(ex="bank", word="bank")
     at.button(key="preset_bottom").click().run()
-    data = at.session_state["_data"]
-    assert data["s"][0] > 0.9999
+    data = frame_of(at)
+    assert data.s[0] > 0.9999
     # layer 0 is context-free: one vector for all occurrences, drawn at one spot with a note (no noise map)
-    assert data["same_vector"] and np.ptp(data["coords"], axis=0).max() == 0.0
+    assert data.same_vector and np.ptp(data.coords, axis=0).max() == 0.0
     assert any("have the same vector here" in str(i.value) and "context-free" in str(i.value) for i in at.info)
     at.button(key="preset_top").click().run()
-    assert at.session_state["_data"]["s"][2] > 0.9999
+    assert frame_of(at).s[2] > 0.9999
     at.checkbox(key="layer_norm").check().run()
     at.button(key="reset").click().run()
     no_errors(at)
-    np.testing.assert_allclose(at.session_state["_data"]["s"], [1 / 3] * 3)
-    assert at.session_state["_data"]["gamma"] == 1.0 and not at.checkbox(key="layer_norm").value
+    np.testing.assert_allclose(frame_of(at).s, [1 / 3] * 3)
+    assert frame_of(at).controls.gamma == 1.0 and not at.checkbox(key="layer_norm").value
 
 
 def test_unknown_example_set_in_link_is_reported():
@@ -169,14 +170,14 @@ def test_shared_link_restores_the_view():
     assert at.text_area(key="sentences").value == EXAMPLE_SETS["bank"].text
     assert [at.slider(key=f"w_{j}").value for j in range(3)] == [0.0, 1.0, 2.0]
     assert at.slider(key="gamma").value == 2.0 and at.checkbox(key="layer_norm").value
-    assert at.session_state["_data"]["method"] == "tsne"
-    assert at.session_state["_data"]["coords"].shape == (12, 2)
+    assert frame_of(at).projection.method == "tsne"
+    assert frame_of(at).coords.shape == (12, 2)
 
 
 def test_layers_tab_scores_layer0_at_chance():
     at = start(ex="bank", word="bank")
     no_errors(at)
-    scores = at.session_state["_separation"]
+    scores = frame_of(at).separation
     assert len(scores) == 4  # layers 0, 1, 2 and the mix
     # Layer 0 is context-free: all 12 "bank" vectors are equal, so 1-NN accuracy is the share of same-label
     # points among the 11 tied neighbours, (6 - 1) / 11, which is also the chance level.
@@ -189,14 +190,14 @@ def test_layers_tab_scores_layer0_at_chance():
 
 def test_neighbours_follow_the_query_occurrence():
     at = start(ex="bank", word="bank")
-    first = at.session_state["_neighbours"]
+    first = frame_of(at).neighbours
     assert len(first) == 10 and all(0 <= n[2] <= 1.0001 for n in first)
     at.selectbox(key="query_occ").set_value(7).run()
     no_errors(at)
-    assert at.session_state["_data"]["query"] == 7
-    assert at.session_state["_neighbours"] != first
+    assert frame_of(at).query == 7
+    assert frame_of(at).neighbours != first
     at.checkbox(key="nn_same_word").check().run()
-    assert {n[0].lower() for n in at.session_state["_neighbours"]} == {"bank"}
+    assert {n[0].lower() for n in frame_of(at).neighbours} == {"bank"}
     spec = map_spec(at)
     ring = next(t for t in spec["data"] if t["name"] == "neighbours query")
     assert ring["customdata"] == [[7]]
@@ -210,7 +211,7 @@ def test_context_words_in_grey():
     table_tokens = sum(len(ln.tokens) for ln in ex.parse_input(EXAMPLE_SETS["bank"].text).lines)
     wordlike = sum(ex.is_wordlike(t) for ln in ex.parse_input(EXAMPLE_SETS["bank"].text).lines for t in ln.tokens)
     assert len(values(grey["x"])) == wordlike - 12 < table_tokens
-    assert at.session_state["_data"]["coords"].shape == (wordlike, 2)
+    assert frame_of(at).coords.shape == (wordlike, 2)
 
 
 def test_reference_corpus_neighbours(monkeypatch, tmp_path):
@@ -257,9 +258,9 @@ def test_one_or_two_occurrences(text, n):
     at.selectbox(key="word").set_value("bank").run()
     no_errors(at)
     assert f"occurs {n} time(s): a 2-D map needs at least 3 points" in warnings(at)
-    assert at.session_state["_data"]["coords"] is None
-    assert len(at.session_state["_data"]["rows"]) == n
-    assert len(at.session_state["_neighbours"]) > 0  # the neighbours table still works
+    assert frame_of(at).coords is None
+    assert len(frame_of(at).rows) == n
+    assert len(frame_of(at).neighbours) > 0  # the neighbours table still works
 
 
 def test_emoji_and_non_latin_text():
@@ -271,10 +272,10 @@ def test_emoji_and_non_latin_text():
     assert not any(o.startswith("😀") for o in options)  # emoji are not word-like, so not offered as targets
     at.selectbox(key="word").set_value("реки").run()
     no_errors(at)
-    assert len(at.session_state["_data"]["rows"]) == 2
+    assert len(frame_of(at).rows) == 2
     at.selectbox(key="word").set_value("τράπεζα").run()
     no_errors(at)
-    assert len(at.session_state["_data"]["rows"]) == 1
+    assert len(frame_of(at).rows) == 1
 
 
 def test_sixty_character_token():
@@ -284,7 +285,7 @@ def test_sixty_character_token():
     at.selectbox(key="word").set_value(long).run()
     no_errors(at)
     assert "longer than 48 UTF-8 bytes" in warnings(at)
-    assert at.session_state["_data"]["coords"].shape == (3, 2)
+    assert frame_of(at).coords.shape == (3, 2)
 
 
 def test_thousands_of_lines_are_capped():
@@ -293,7 +294,7 @@ def test_thousands_of_lines_are_capped():
     at.text_area(key="sentences").input(text).run()
     no_errors(at)
     assert f"first {ex.MAX_LINES} of 2000 lines" in warnings(at)
-    assert len(at.session_state["_data"]["rows"]) == ex.MAX_LINES
+    assert len(frame_of(at).rows) == ex.MAX_LINES
     assert "too long to keep in the link" in warnings(at) and "s" not in at.query_params
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from elmo_core import Embedder, tokenize
-from elmo_core.embedder import DEFAULT_MODEL_DIR
+from elmo_core.paths import DEFAULT_MODEL_DIR
 
 RIVER = ["We sat on the bank of the river and watched the water.", "The boat drifted toward the muddy bank.",
          "Fish swam near the grassy bank of the stream."]
@@ -38,10 +38,10 @@ def test_default_model_shapes_and_context():
 def test_default_model_separates_senses_better_than_layer0_and_bag_of_context():
     """Leave-one-out 1-NN sense accuracy on our 123 hand-written sense sentences (MODEL_CARD.md: layer 0 38.5 %,
     layer 1 54.5 %, layer 2 53.7 %, bag of context words 43.9 %)."""
-    from elmo_core.evaluate import sense_probe
+    from elmo_core.evaluate import loo_sense_probe
     from elmo_core.senses import read_sense_sentences
 
-    result = sense_probe(Embedder.default(device="cpu"), read_sense_sentences(), dataset="own sentences")
+    result = loo_sense_probe(Embedder.default(device="cpu"), read_sense_sentences(), dataset="own sentences")
     layers = result["layers"]
     assert layers[1] > layers[0] + 0.1 and layers[2] > layers[0] + 0.1
     assert max(layers[1], layers[2]) > result["bag_of_context"] + 0.05
@@ -52,12 +52,13 @@ def test_default_model_separates_senses_better_than_layer0_and_bag_of_context():
 def test_bundled_models_on_the_fresh_sense_probe(name, expected):
     """The model cards' per-layer numbers on the 34-word probe (assets/probes/SENSE_PROBE.md); the bundled
     models are stored as float16 and widened on load, so these also check that round trip."""
-    from elmo_core.evaluate import sense_probe
-    from elmo_core.senses import SENSE_PROBE, read_sense_sentences
+    from elmo_core.evaluate import loo_sense_probe
+    from elmo_core.paths import SENSE_PROBE
+    from elmo_core.senses import read_sense_sentences
 
     e = Embedder.bundled(name, device="cpu")
     assert e.name == name and e.bilm.char_cnn.char_embedding.weight.dtype == torch.float32
-    result = sense_probe(e, read_sense_sentences(SENSE_PROBE), dataset="sense probe (34 words)")
+    result = loo_sense_probe(e, read_sense_sentences(SENSE_PROBE), dataset="sense probe (34 words)")
     np.testing.assert_allclose(result["layers"], expected, atol=0.002)
 
 

@@ -4,34 +4,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from elmo_core.evaluate import (heldout_perplexity, loo_baseline_scores, loo_nn_scores, model_fingerprint,
-                                sense_probe, subsample_keys)
+from elmo_core.evaluate import heldout_perplexity, loo_sense_probe, model_fingerprint, subsample_keys
 from elmo_core.senses import SenseItem, read_sense_sentences, read_wordnet_examples
 
 WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
-
-
-def test_loo_nn_on_separated_clusters():
-    x = np.array([[1, 0.1], [1, 0], [0, 1], [0.1, 1]], dtype=np.float32)
-    assert loo_nn_scores(x, ["a", "a", "b", "b"]).tolist() == [1, 1, 1, 1]
-    assert loo_nn_scores(x, ["a", "b", "a", "b"]).tolist() == [0, 0, 0, 0]
-
-
-def test_loo_nn_ties_score_the_expected_random_pick():
-    x = np.ones((4, 3))  # identical vectors, like layer 0 for one word form
-    scores = loo_nn_scores(x, ["a", "a", "a", "b"])
-    assert np.allclose(scores, [2 / 3, 2 / 3, 2 / 3, 0])
-    assert np.allclose(scores, loo_baseline_scores(["a", "a", "a", "b"])["chance_random_neighbour"])
-
-
-def test_loo_baselines():
-    b = loo_baseline_scores(["a", "a", "a", "b"])
-    assert b["mfs"].tolist() == [1, 1, 1, 0]
-    assert np.allclose(b["chance_uniform"], 0.5)
-    assert loo_baseline_scores(["a", "a", "b", "b"])["mfs"].tolist() == [0, 0, 0, 0]  # balanced: LOO flips it
 
 
 def _check(result, num_layers):
@@ -44,10 +22,10 @@ def _check(result, num_layers):
 
 def test_sense_probe_on_tiny_model(tiny_embedder):
     items = read_wordnet_examples(WORDNET)
-    result = sense_probe(tiny_embedder, items, dataset="fixture")
+    result = loo_sense_probe(tiny_embedder, items, dataset="fixture")
     _check(result, tiny_embedder.num_layers)
     assert result["n_items"] == len(items) and result["n_keys"] == 6 and result["dataset"] == "fixture"
-    own = sense_probe(tiny_embedder, read_sense_sentences(), batch_size=16)
+    own = loo_sense_probe(tiny_embedder, read_sense_sentences(), batch_size=16)
     _check(own, tiny_embedder.num_layers)
     assert own["n_keys"] >= 15
 
@@ -55,7 +33,7 @@ def test_sense_probe_on_tiny_model(tiny_embedder):
 def test_sense_probe_needs_pairs(tiny_embedder):
     single = [SenseItem("bank", "n", "noun.object", ("the", "bank"), 1)]
     with pytest.raises(ValueError, match="two or more"):
-        sense_probe(tiny_embedder, single)
+        loo_sense_probe(tiny_embedder, single)
 
 
 def test_subsample_keeps_whole_lemmas():

@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import layers_logic as lg  # noqa: E402
+from tests.conftest import frame_of  # noqa: E402
 from elmo_core import probes  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
@@ -157,8 +158,8 @@ def test_page_computes_results_for_a_model(monkeypatch):
 def test_page_says_when_probe_data_is_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("ELMO_WORDNET_DIR", str(tmp_path))
     monkeypatch.setenv("ELMO_BROWN_DIR", str(tmp_path))
-    monkeypatch.setattr("elmo_core.senses.WORDNET_DIRS", ())
-    monkeypatch.setattr("elmo_core.brown.BROWN_DIRS", ())
+    monkeypatch.setattr("elmo_core.wordnet.wordnet_dirs", list)
+    monkeypatch.setattr("elmo_core.brown.brown_dirs", list)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
     no_errors(at)
     assert not any(b.key == "layers_compute" for b in at.button)  # no button that can only fail
@@ -179,7 +180,7 @@ def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
     no_errors(at)
     w = [round(v, 1) for v in lg.weights_for_explorer([0.2, 0.3, 0.5])]  # the sliders' 0.1 steps
     assert [at.slider(key=f"w_{j}").value for j in range(3)] == pytest.approx(w)
-    assert at.session_state["_data"]["s"] == pytest.approx(lg.softmax(w))
+    assert frame_of(at).s == pytest.approx(lg.softmax(w))
     # what the browser shows: the sent value when set_value is on, else the widget default (the old bug: -5)
     assert [shown(at.slider(key=f"w_{j}")) for j in range(3)] == pytest.approx(w)
     # the next interaction sends the shown values back; the learned weights must survive it

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from elmo_core import probes
-from elmo_core.brown import UNIVERSAL_TAGS, find_brown_dir, parse_brown_line, read_brown, universal_tag
+from elmo_core.brown import read_brown
 from elmo_core.senses import read_wordnet_examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "probes"
@@ -26,44 +26,15 @@ def check_task(result: dict, num_layers: int, task: str) -> None:
     json.dumps(result)
 
 
-# ---- Brown -------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("tag, expected", [
-    ("nn", "NOUN"), ("nns-tl", "NOUN"), ("np$-tl-hl", "NOUN"), ("vbd", "VERB"), ("md*", "VERB"),
-    ("bedz", "VERB"), ("ppss+md", "PRON"), ("*", "ADV"), ("cs", "ADP"), ("cc", "CONJ"), ("to", "PRT"),
-    ("od", "ADJ"), ("fw-nn", "X"), ("uh", "X"), ("``", "."), ("--", "."), ("at", "DET"), ("cd", "NUM"),
-    ("zzz", "X")])
-def test_universal_tag(tag, expected):
-    assert universal_tag(tag) == expected
-
-
-def test_every_mapped_tag_is_universal():
-    from elmo_core.brown import BROWN_TO_UNIVERSAL
-    assert set(BROWN_TO_UNIVERSAL.values()) == set(UNIVERSAL_TAGS)
-
-
-def test_read_brown_fixture():
-    tokens, tags = parse_brown_line("\t``/`` We/ppss did/dod n't/* ''/'' ./.")
-    assert tokens == ['"', "We", "did", "n't", '"', "."] and tags == [".", "PRON", "VERB", "ADV", ".", "."]
-    docs = read_brown(BROWN)
-    assert sorted(docs) == ["ca01", "ca02", "ca03", "cb01", "cb02", "cc01"]  # README is not a document
-    assert all(len(s.tokens) == len(s.tags) for d in docs.values() for s in d)
-
-
-def test_missing_brown_says_how_to_prepare(tmp_path, monkeypatch):
-    monkeypatch.delenv("ELMO_BROWN_DIR", raising=False)
-    with pytest.raises(FileNotFoundError, match="--prepare"):
-        find_brown_dir(tmp_path)
-
-
 def test_split_documents_by_name():
     train, test = probes.split_documents([f"c{g}{k:02d}" for g in "ab" for k in range(1, 6)], test_every=5)
     assert test == ["ca05", "cb05"] and len(train) == 8 and not set(train) & set(test)
 
 
 # ---- probes ------------------------------------------------------------------------------------------------
-def test_wsd_probe_on_tiny_model(tiny_embedder):
+def test_sense_means_probe_on_tiny_model(tiny_embedder):
     items = read_wordnet_examples(WORDNET)
-    result = probes.wsd_probe(tiny_embedder, items, test_fraction=0.4, epochs=3)
+    result = probes.sense_means_probe(tiny_embedder, items, test_fraction=0.4, epochs=3)
     check_task(result, tiny_embedder.num_layers, "wsd")
     assert 0.0 <= result["mix_linear"] <= 1.0
     assert result["data"]["n_train"] + result["data"]["n_test"] <= len(items)
@@ -107,7 +78,7 @@ def test_probe_command_and_report(tmp_path, allennlp_files, monkeypatch):
 
 def test_missing_data_is_a_clear_error(tiny_embedder, tmp_path, monkeypatch):
     monkeypatch.delenv("ELMO_WORDNET_DIR", raising=False)
-    monkeypatch.setattr("elmo_core.senses.WORDNET_DIRS", ())
+    monkeypatch.setattr("elmo_core.wordnet.wordnet_dirs", list)
     with pytest.raises(FileNotFoundError, match="probe --prepare"):
         probes.run_probe(tiny_embedder, "wsd")
     with pytest.raises(ValueError, match="task must be"):
@@ -119,3 +90,12 @@ def test_load_report_rejects_other_json(tmp_path):
     bad.write_text('{"tasks": {}}')
     with pytest.raises(ValueError, match="not a probe results file"):
         probes.load_report(bad)
+
+
+def test_every_task_in_the_table_reports_its_data(tmp_path):
+    for name, task in probes.TASKS.items():
+        assert task.name == name and task.title and task.label and task.colour.startswith("#")
+        with pytest.raises(FileNotFoundError, match="--prepare"):
+            task.find_data(tmp_path, tmp_path)
+    assert len(probes.data_problems(wordnet_dir=tmp_path, brown_dir=tmp_path)) == len(probes.TASKS)
+    assert probes.data_problems(wordnet_dir=WORDNET, brown_dir=BROWN) == []

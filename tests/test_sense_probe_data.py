@@ -1,5 +1,5 @@
 """The sense probe of issue 9 item 4 (assets/probes/sense_probe.tsv): its data, and the silhouette of
-elmo_core.evaluate.sense_probe on synthetic vectors whose answer is known."""
+elmo_core.evaluate.loo_sense_probe on synthetic vectors whose answer is known."""
 from __future__ import annotations
 
 import csv
@@ -9,8 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from elmo_core.evaluate import mean_over_groups, sense_probe, silhouette_by_sense
-from elmo_core.senses import OWN_SENTENCES, read_sense_sentences, regular_forms
+from elmo_core.evaluate import loo_sense_probe
+from elmo_core.metrics import mean_over_groups, silhouette_by_sense
+from elmo_core.paths import OWN_SENTENCES
+from elmo_core.senses import read_sense_sentences, regular_forms
 from elmo_core.tokenize import tokenize
 
 REPO = Path(__file__).resolve().parent.parent
@@ -124,7 +126,7 @@ def test_sense_probe_silhouette_keys_on_synthetic_vectors():
 
     items = [SenseItem(w, "", sense, (w, sense, str(k)), 0) for w in ("bass", "pen", "mole", "organ")
              for sense in ("x", "y") for k in range(12)]
-    r = sense_probe(SyntheticEmbedder(), items)
+    r = loo_sense_probe(SyntheticEmbedder(), items)
     assert len(r["silhouette"]) == 3
     assert r["silhouette"][0] == 0.0  # identical vectors: no separation
     assert r["silhouette"][1] > 0.9 and r["layers"][1] == 1.0  # senses perfectly separated
@@ -136,6 +138,6 @@ def test_sense_probe_silhouette_keys_on_synthetic_vectors():
 
 def test_sense_probe_silhouette_on_the_tiny_model(tiny_embedder, items):
     some = [it for it in items if it.lemma in ("bass", "pen", "mole")]
-    r = sense_probe(tiny_embedder, some)
+    r = loo_sense_probe(tiny_embedder, some)
     assert r["n_keys"] == 3 and len(r["silhouette"]) == tiny_embedder.num_layers
     assert all(-1.0 <= s <= 1.0 for s in [*r["silhouette"], r["silhouette_mix_equal"], r["silhouette_bag_of_context"]])

@@ -5,20 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from elmo_core.senses import (OWN_SENTENCES, find_target, find_wordnet_dir, parse_data_line, read_sense_sentences,
-                              read_wordnet_examples, regular_forms)
+from elmo_core.paths import OWN_SENTENCES
+from elmo_core.senses import find_target, read_sense_sentences, read_wordnet_examples, regular_forms
 
 WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
-
-
-def test_parse_data_line():
-    line = ('00000320 00 s 02 fair(a) 0 just 0 000 | free from favoritism; "a fair trial"; "be fair to both; '
-            'please"\n')
-    offset, lexname, pos, lemmas, examples = parse_data_line(line)
-    assert (offset, lexname, pos, lemmas) == ("00000320", "adj.all", "a", ["fair", "just"])
-    assert examples == ["a fair trial", "be fair to both; please"]
-    assert parse_data_line("  1 licence header line\n") is None
-    assert parse_data_line('00000010 17 n 01 bank 0 000 | sloping land\n')[4] == []
 
 
 def test_regular_forms():
@@ -45,14 +35,6 @@ def test_wordnet_examples_from_fixture():
     # "riverbank" is a second lemma of the first synset but never occurs in its examples
     assert all(it.lemma != "riverbank" for it in items)
     assert items == sorted(items, key=lambda it: (it.key, it.source, it.tokens))
-
-
-def test_missing_wordnet_says_how_to_install(tmp_path, monkeypatch):
-    monkeypatch.setenv("ELMO_WORDNET_DIR", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="apt-get install -y wordnet-base"):
-        find_wordnet_dir(tmp_path / "nowhere")
-    with pytest.raises(FileNotFoundError, match="wordnet"):
-        read_wordnet_examples(tmp_path)
 
 
 def test_own_sentences_are_well_formed():

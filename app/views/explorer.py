@@ -7,6 +7,7 @@ with "_".
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import time
 
@@ -15,10 +16,12 @@ import streamlit as st
 
 from app import explore as ex
 from app import figures, resources
-from app.safe import md
 from app.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, find_example
+from app.frame import METHOD_NAMES, Controls, Frame, Reference, compute_frame, layer_name, marked
+from app.safe import md
 
 ss = st.session_state
+FRAME = "explorer_frame"  # the last Frame: warm start of the next one, and what the tests read
 EXAMPLE_TEXTS = {name: e.text for name, e in EXAMPLE_SETS.items()}
 
 INTRO = """
@@ -29,12 +32,6 @@ vector: every occurrence of one spelling gets the same vector there. **Layers 1 
 which see the whole sentence. The ELMo vector mixes them: ELMo = γ · Σ_j s_j · h_j with s_j = softmax(w)_j.
 Move the weights and watch the senses separate (or not).
 """
-
-
-def layer_name(j: int, num_layers: int) -> str:
-    if j == 0:
-        return "layer 0 (context-free)"
-    return f"layer {j} (biLSTM{', top' if j == num_layers - 1 else ''})"
 
 
 # ---- state ----------------------------------------------------------------------------------------------
@@ -118,7 +115,14 @@ def set_weights(preset: str, num_layers: int) -> None:
 def reset_controls(num_layers: int) -> None:
     set_weights("equal", num_layers)
     ss["gamma"], ss["layer_norm"], ss["projection"] = 1.0, False, "auto"
-    ss.pop("_layout", None)
+    forget_layout()
+
+
+def forget_layout() -> None:
+    """The next projection starts from scratch instead of the previous frame's layout."""
+    frame = ss.get(FRAME)
+    if frame is not None:
+        ss[FRAME] = dataclasses.replace(frame, layout=None)
 
 
 # ---- sections -------------------------------------------------------------------------------------------
@@ -252,16 +256,10 @@ def reference_table(model: resources.LoadedModel, word: str, inflections: bool) 
     return table, total, ""
 
 
-def marked(tokens, position: int, window: int = 12) -> str:
-    before, target, after = ex.highlight_parts(tokens, position, window)
-    return f"{before} «{target}» {after}".strip()
-
-
 # ---- the live part: sliders, map, neighbours, layers, export ------------------------------------------------
 @st.fragment
 def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occurrences: list[ex.Occurrence]) -> None:
     num_layers = table.num_layers
-    lines = table.lines
     st.subheader("3 · Layer weights")
     cols = st.columns(num_layers + 1)
     for j in range(num_layers):
@@ -271,12 +269,7 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
                          "it matters for the exported vectors.")
     w = [float(ss[f"w_{j}"]) for j in range(num_layers)]
     gamma = float(ss["gamma"])
-    s = ex.softmax(w)
-    for j in range(num_layers):
-        cols[j].markdown(f"s_{j} = softmax(w)_{j} = **{s[j]:.3f}**")
-        cols[j].progress(float(s[j]))
-    terms = " + ".join(f"{s[j]:.3f}·h_{j}" for j in range(num_layers))
-    cols[-1].markdown(f"ELMo = {gamma:g} · ({terms})")
+    weight_notes = [c.container() for c in cols]  # filled from the frame below
 
     b = st.columns(4)
     b[0].button("Equal weights", on_click=set_weights, args=("equal", num_layers), key="preset_equal", width="stretch")
@@ -292,131 +285,96 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     o[2].checkbox("show the other words in grey", key="context",
                   help="Also place the sentences' other words on the map (projected together with the occurrences).")
 
-    start = time.perf_counter()
-    layer_norm = bool(ss["layer_norm"])
-    mixed = table.mix(w, gamma, layer_norm)  # (N, D)
-    rows = table.rows(occurrences)
-    x = mixed[rows]
-    context_rows = np.zeros(0, dtype=np.int64)
-    if ss["context"]:
-        others = np.setdiff1d(np.arange(table.num_tokens), rows)
-        others = np.array([r for r in others if ex.is_wordlike(table.token(int(r)))], dtype=np.int64)
-        if len(others) > ex.MAX_CONTEXT_POINTS:
-            others = others[np.linspace(0, len(others) - 1, ex.MAX_CONTEXT_POINTS).round().astype(int)]
-        context_rows = others
-    points = np.concatenate([x, mixed[context_rows]]) if len(context_rows) else x
-    # all occurrences with one vector (layer 0 is context-free): draw them at one spot instead of projecting
-    # float noise, which a projection would blow up into clusters
-    same = ex.nearly_identical(x)
-    if same:
-        points = points.copy()
-        points[:len(x)] = x[0]
-    signature = (model.key, tuple(rows.tolist()), tuple(context_rows.tolist()))
-    layout = ss.get("_layout")
-    previous = layout[1] if layout is not None and layout[0] == signature and not same else None
-    method_name = {"pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}.get(ss["projection"], "the automatic projection")
-    try:
-        with st.spinner(f"Projecting {len(points)} points with {method_name}…"):
-            proj = ex.project(points, ss["projection"], previous, seed=0, umap_state=resources.umap_warm_up().state)
-    except Exception as err:  # a projection library failing must not take the page down
-        proj = ex.Projection(ex.pca_2d(ex.l2_normalise(points)) if len(points) >= 3 else None, "pca",
-                             f"The {ss['projection']} projection failed ({md(err)}); showing PCA.")
-    if proj.coords is not None and not same:
-        ss["_layout"] = (signature, proj.coords)
-    map_ms = (time.perf_counter() - start) * 1000
-
-    # a click on the map picks the neighbours query (read before drawing so the ring follows at once)
-    n = len(occurrences)
-    if ss.get("query_occ") is None or not (0 <= int(ss["query_occ"]) < n) or ss.get("_query_word") != (word, n):
-        ss["query_occ"] = 0
-        ss["_query_word"] = (word, n)
-    chart_state = ss.get("map_chart")
     clicked = None
     try:
-        for point in (chart_state or {}).get("selection", {}).get("points", []):
+        for point in (ss.get("map_chart") or {}).get("selection", {}).get("points", []):
             idx = int((point.get("customdata") or [-1])[0])
-            if 0 <= idx < n:
+            if 0 <= idx < len(occurrences):
                 clicked = idx
                 break
     except (TypeError, ValueError, AttributeError):
         clicked = None
-    if clicked is not None and clicked != ss.get("_last_click"):
-        ss["query_occ"] = clicked
-    ss["_last_click"] = clicked
-    query = int(ss["query_occ"])
+    controls = Controls(tuple(w), gamma, bool(ss["layer_norm"]), ss["projection"], bool(ss["context"]),
+                        int(ss.get("query_occ") or 0), clicked, int(ss.get("nn_k", 10)),
+                        bool(ss.get("nn_same_word")), bool(ss.get("inflections")))
+    ref, ref_total, ref_note = reference_table(model, word, controls.inflections)
+    method_name = METHOD_NAMES.get(controls.projection, "the automatic projection")
+    with st.spinner(f"Projecting {len(occurrences)} points with {method_name}…"):
+        frame = compute_frame(table, occurrences, controls, ss.get(FRAME), model_key=model.key, word=word,
+                              reference=Reference(ref, ref_total, ref_note),
+                              umap_state=resources.umap_warm_up().state)
+    ss[FRAME] = frame
+    ss["query_occ"] = frame.query  # before the selectbox is drawn, so a click moves it
+    s = frame.s
+    for j in range(num_layers):
+        weight_notes[j].markdown(f"s_{j} = softmax(w)_{j} = **{s[j]:.3f}**")
+        weight_notes[j].progress(float(s[j]))
+    terms = " + ".join(f"{s[j]:.3f}·h_{j}" for j in range(num_layers))
+    weight_notes[-1].markdown(f"ELMo = {gamma:g} · ({terms})")
 
-    # data behind the figures, for tests and debugging
-    ss["_data"] = {"weights": w, "s": s.tolist(), "gamma": gamma, "rows": rows.tolist(), "vectors": x,
-                   "coords": proj.coords, "method": proj.method, "query": query, "same_vector": same}
-
-    zero = ex.zero_rows(x)
+    zero = frame.zero
     if zero.any():
-        st.warning(f"{int(zero.sum())} of the {len(x)} occurrences have an all-zero vector in this mix (numbered "
+        st.warning(f"{int(zero.sum())} of the {len(zero)} occurrences have an all-zero vector in this mix (numbered "
                    f"{', '.join(f'#{i + 1}' for i in np.flatnonzero(zero)[:10])}): a zero vector has no direction, "
                    "so it has no meaningful cosine similarity. It is left out of the separation scores; check "
                    "the model's weights.")
     tabs = st.tabs(["Contexts map", "Nearest neighbours", "Layers", "Export"])
     with tabs[0]:
-        if same:
+        if frame.same_vector:
             why = ("layer 0 is context-free, so a word's vector does not depend on its sentence" if s[0] > 0.99
                    else "the occurrences do not differ in this mix (e.g. identical sentences)")
             st.info(f"All {len(occurrences)} occurrences have the same vector here: {why}. They are drawn at one "
                     "spot; move weight to layers 1 and 2 to see context effects.")
-        map_tab(proj, occurrences, lines, table, context_rows, signature, query, word, map_ms)
+        map_tab(frame, occurrences, table)
     with tabs[1]:
-        neighbours_tab(model, table, mixed, rows, occurrences, word, query, w, gamma, layer_norm)
+        neighbours_tab(frame, occurrences, table)
     with tabs[2]:
-        layers_tab(table, rows, occurrences, mixed, layer_norm, signature)
+        layers_tab(frame, occurrences)
     with tabs[3]:
-        export_tab(table, occurrences, x, proj, word)
+        export_tab(table, occurrences, frame.vectors, frame.projection, word)
     sync_url(num_layers)
 
 
-def map_tab(proj, occurrences, lines, table, context_rows, signature, query, word, map_ms) -> None:
+def map_tab(frame: Frame, occurrences, table) -> None:
     n = len(occurrences)
+    proj, context_rows = frame.projection, frame.context_rows
     if proj.coords is None:
-        st.warning(f"“{md(word)}” occurs {n} time(s): a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points, so "
-                   "there is no map. The occurrences above, the neighbours and the export still work.")
+        st.warning(f"“{md(frame.word)}” occurs {n} time(s): a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points, "
+                   "so there is no map. The occurrences above, the neighbours and the export still work.")
         return
     has_labels = any(o.label for o in occurrences)
     if has_labels:
         st.radio("colour by", ["label", "sentence"], key="color_by", horizontal=True)
     color_by = ss.get("color_by", "label") if has_labels else "sentence"
-    context = proj.coords[n:] if len(context_rows) else None
-    context_pos = [(int(table.line_of_row[r]), int(r - table.offsets[table.line_of_row[r]])) for r in context_rows]
-    fig = figures.contexts_map(proj.coords[:n], occurrences, lines, color_by, selected=query,
-                               context_coords=context, context_rows=context_pos, revision=str(hash(signature)))
+    fig = figures.frame_map(frame, occurrences, table, color_by)
     ss["_map_figure"] = fig
     st.plotly_chart(fig, key="map_chart", on_select="rerun", selection_mode="points", width="stretch")
-    method = {"pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}.get(proj.method, proj.method)
+    method = METHOD_NAMES.get(proj.method, proj.method)
     what = f"the {n} occurrence vectors" + (f" and {len(context_rows)} other words" if len(context_rows) else "")
     st.caption(f"{method} of {what} (cosine geometry: vectors scaled to unit length; the axes have no units). "
-               f"Click a point to make it the neighbours query (ring). {proj.note} Mix + projection: {map_ms:.0f} ms.")
-    st.button("Re-fit the layout from scratch", key="refit", on_click=lambda: ss.pop("_layout", None),
+               f"Click a point to make it the neighbours query (ring). {proj.note} "
+               f"Mix + projection: {frame.map_ms:.0f} ms.")
+    st.button("Re-fit the layout from scratch", key="refit", on_click=forget_layout,
               help="The map normally starts from its previous layout so that points stay put while you move "
                    "the sliders; this computes a fresh one.")
 
 
-def neighbours_tab(model, table, mixed, rows, occurrences, word, query, w, gamma, layer_norm) -> None:
+def neighbours_tab(frame: Frame, occurrences, table) -> None:
     n = len(occurrences)
     lines = table.lines
     c1, c2, c3 = st.columns([3, 1, 1.6], vertical_alignment="bottom")
     c1.selectbox("Query occurrence (or click a point on the map)", list(range(n)), key="query_occ",
                  format_func=lambda i: f"#{i + 1} · {occurrences[i].label or ''} · "
                                        f"{marked(lines[occurrences[i].line].tokens, occurrences[i].position, 6)}")
-    k = c2.number_input("k", min_value=1, max_value=50, value=10, key="nn_k")
+    c2.number_input("k", min_value=1, max_value=50, value=10, key="nn_k")
     c3.checkbox("same word only (Table 4 style)", key="nn_same_word",
                 help="Search only the other occurrences of the target word, as the ELMo paper's Table 4 does.")
-    query = int(ss["query_occ"])
-    q_row = int(rows[query])
-    q_occ = occurrences[query]
+    q_occ = occurrences[frame.query]
     st.markdown(f"Query: {md(marked(lines[q_occ.line].tokens, q_occ.position, 30))}")
-
-    ref, ref_total, ref_note = reference_table(model, word, ss.get("inflections", False))
     left, mid, right = st.columns([1, 2.2, 2.2])
     with left:
         st.markdown("**Layer 0 (context-free): nearest word types**")
-        found = ex.layer0_type_neighbours(table, ref, q_row, int(k))
+        found = frame.layer0_neighbours
         st.dataframe({"word": [word for word, _ in found], "cos": [round(sim, 3) for _, sim in found]},
                      hide_index=True, width="stretch",
                      column_config={"cos": st.column_config.NumberColumn(format="%.3f")})
@@ -424,18 +382,7 @@ def neighbours_tab(model, table, mixed, rows, occurrences, word, query, w, gamma
                    "GloVe column of the ELMo paper's Table 4.")
     with mid:
         st.markdown("**ELMo mix: your sentences**")
-        if ss.get("nn_same_word"):
-            cand = np.array([r for r in rows if r != q_row], dtype=np.int64)
-        else:
-            cand = np.array([r for r in range(table.num_tokens) if r != q_row and ex.is_wordlike(table.token(r))],
-                            dtype=np.int64)
-        found = ex.cosine_neighbours(mixed[q_row], mixed[cand], int(k)) if len(cand) else []
-        rows_out = []
-        for nb in found:
-            r = int(cand[nb.index])
-            li = int(table.line_of_row[r])
-            rows_out.append((table.token(r), lines[li].label or "", round(nb.similarity, 3),
-                             marked(lines[li].tokens, r - int(table.offsets[li]), 6)))
+        rows_out = frame.neighbours
         st.dataframe({"cos": [r[2] for r in rows_out], "token": [r[0] for r in rows_out],
                       "label": [r[1] for r in rows_out], "in context": [r[3] for r in rows_out]},
                      hide_index=True, width="stretch",
@@ -443,57 +390,35 @@ def neighbours_tab(model, table, mixed, rows, occurrences, word, query, w, gamma
                                     "token": st.column_config.TextColumn(width="small"),
                                     "label": st.column_config.TextColumn(width="small"),
                                     "in context": st.column_config.TextColumn(width="large")})
-        ss["_neighbours"] = rows_out
     with right:
         st.markdown("**ELMo mix: reference corpus**")
-        if ref is None:
-            st.info(ref_note)
+        if frame.reference_neighbours is None:
+            st.info(frame.reference_note)
         else:
-            ref_occ = ex.find_occurrences(ref.lines, word, ss.get("inflections", False))
-            ref_rows = ref.rows(ref_occ)
-            ref_mixed = ref.mix(w, gamma, layer_norm)[ref_rows]
-            found = ex.cosine_neighbours(mixed[q_row], ref_mixed, int(k))
-            st.dataframe({"cos": [round(nb.similarity, 3) for nb in found],
-                          "in context": [marked(ref.lines[ref_occ[nb.index].line].tokens, ref_occ[nb.index].position, 8)
-                                         for nb in found]}, hide_index=True, width="stretch",
+            found = frame.reference_neighbours
+            st.dataframe({"cos": [c for c, _ in found], "in context": [t for _, t in found]},
+                         hide_index=True, width="stretch",
                          column_config={"cos": st.column_config.NumberColumn(width="small", format="%.3f"),
                                         "in context": st.column_config.TextColumn(width="large")})
-            st.caption(f"Among {len(ref_occ)} occurrences in {len(ref.lines)} reference sentences"
-                       f"{f' (of {ref_total} that contain it)' if ref_total > len(ref.lines) else ''}.")
+            st.caption(frame.reference_note)
 
 
-def layers_tab(table, rows, occurrences, mixed, layer_norm, signature) -> None:
+def layers_tab(frame: Frame, occurrences) -> None:
     n = len(occurrences)
-    num_layers = table.num_layers
     if n < 2:
         st.info("The layer comparison needs at least 2 occurrences.")
         return
-    order = sorted(range(n), key=lambda i: (occurrences[i].label or "", i))
-    shown = order
-    if n > 150:
-        shown = [order[i] for i in np.linspace(0, n - 1, 150).round().astype(int)]
-        st.caption(f"Showing 150 of {n} occurrences in the matrices (evenly spread).")
-    layers = table.layers(layer_norm)
-    names = [layer_name(j, num_layers) for j in range(num_layers)] + ["ELMo mix (current s, γ)"]
-    vecs = [layers[j][rows] for j in range(num_layers)] + [mixed[rows]]
-    panels = [(name, ex.cosine_matrix(v[shown])) for name, v in zip(names, vecs)]
-    ticks = [f"{occurrences[i].label or ''} #{i + 1}".strip() for i in shown]
+    for note in frame.notes:
+        st.caption(note)
     st.markdown("**Cosine similarity between the occurrences** (sorted by label; one colour scale for all panels)")
-    st.plotly_chart(figures.similarity_heatmaps(panels, ticks), key="heatmaps", width="stretch")
-
-    labels = [o.label for o in occurrences]
-    memo_key = (signature, layer_norm)
-    memo = ss.get("_sep_memo")
-    if memo is None or memo[0] != memo_key:
-        memo = (memo_key, [ex.separation(vecs[j], labels) for j in range(num_layers)])
-        ss["_sep_memo"] = memo
-    scores = memo[1] + [ex.separation(vecs[-1], labels)]
-    ss["_separation"] = scores
+    st.plotly_chart(figures.frame_heatmaps(frame, occurrences), key="heatmaps", width="stretch")
+    scores = frame.separation
     st.markdown("**Sense separation per layer**")
-    if all(s.silhouette is None and s.knn_accuracy is None for s in scores):
+    chart = figures.frame_separation(frame)
+    if chart is None:
         st.info(scores[0].note or "No score for this input.")
         return
-    st.plotly_chart(figures.separation_chart(names, scores), key="separation", width="stretch")
+    st.plotly_chart(chart, key="separation", width="stretch")
     has_knn = any(s.knn_accuracy is not None for s in scores)
     st.caption(("1-NN accuracy: share of occurrences whose nearest other occurrence (cosine) has the same label "
                 "(leave-one-out; chance = random neighbour). " if has_knn else "")

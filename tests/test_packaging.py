@@ -1,0 +1,50 @@
+"""What `pip install .` ships: every package folder, the assets inside elmo_core, the app's Streamlit settings,
+and no code that reaches outside the installed packages at run time (tests/, docs outside the repository)."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject() -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_every_package_folder_is_listed():
+    listed = set(_pyproject()["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for pkg in ("elmo_core", "app")
+             for p in (ROOT / pkg).rglob("__init__.py")}
+    assert found | {"elmo_core.assets"} == listed
+
+
+def test_console_scripts_point_at_functions():
+    import importlib
+
+    for name, target in _pyproject()["project"]["scripts"].items():
+        module, _, func = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), func)), name
+
+
+def test_package_data_covers_every_asset():
+    data = _pyproject()["tool"]["setuptools"]["package-data"]["elmo_core.assets"]
+    assets = ROOT / "assets"
+    for path in assets.rglob("*"):
+        if path.is_file():
+            rel = path.relative_to(assets).as_posix()
+            assert any(Path(rel).match(pattern) for pattern in data), rel
+
+
+def test_no_run_time_code_reads_tests_or_outside_documents():
+    # a docstring or path that points outside the repository (../) or into tests/ breaks an installed copy
+    for path in (ROOT / "elmo_core").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\.\./shared|\"tests\"|'tests'|tests/fixtures", text), path
