@@ -231,9 +231,11 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     d.execute_script("arguments[0].focus();", slider)
     for _ in range(5):
         slider.send_keys(Keys.ARROW_RIGHT)
-    s_after = _wait(d, "new s_j after the slider move", lambda d: (lambda s: s if s and s != s_before else None)(
-        _s_values(d)))
-    assert s_after == ["0.274", "0.274", "0.452"], s_after  # softmax(0, 0, 0.5)
+    # Streamlit may rerun between key presses (s shows 0.4 first): wait for all five to arrive.
+    expected = ["0.274", "0.274", "0.452"]  # softmax(0, 0, 0.5)
+    _wait(d, f"s_j = {expected} after the slider move", lambda d: _s_values(d) == expected or None)
+    s_after = _s_values(d)
+    assert s_after == expected, s_after
     after = _wait(d, "the map to change", lambda d: (lambda data: data if data and data != before else None)(
         d.execute_script(MAP_DATA_JS)))
 
