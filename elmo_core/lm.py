@@ -29,6 +29,7 @@ class LMLoss:
     lexical: torch.Tensor | None = None
     contextual: torch.Tensor | None = None
     similarity: torch.Tensor | None = None
+    occurrence: torch.Tensor | None = None
 
     @property
     def mean(self) -> torch.Tensor:
@@ -36,9 +37,11 @@ class LMLoss:
         return (self.forward_nll + self.backward_nll) / (2 * self.tokens)
 
     def total(self, lexical_weight: float = 0.0, contextual_weight: float = 0.0,
-              similarity_weight: float = 0.0) -> torch.Tensor:
+              similarity_weight: float = 0.0, occurrence_weight: float = 0.0) -> torch.Tensor:
         """The training objective: the paper's LM loss, always, plus the weighted teacher losses."""
         loss = self.mean
+        if occurrence_weight and self.occurrence is not None:
+            loss = loss + occurrence_weight * self.occurrence
         if similarity_weight and self.similarity is not None:
             loss = loss + similarity_weight * self.similarity
         if lexical_weight and self.lexical is not None:
@@ -70,6 +73,48 @@ def similarity_distance(student: torch.Tensor, teacher: torch.Tensor, generator:
     return ((s @ s.T - t @ t.T) ** 2).mean()
 
 
+OCCURRENCE_SAMPLE = 2048  # at most this many repeated-word tokens per batch enter the same-word pairs
+OCCURRENCE_TEMPERATURE = 0.1  # cosine / temperature are the logits of "which other occurrence is nearest"
+
+
+def occurrence_distance(student: torch.Tensor, teacher: torch.Tensor, word_ids: torch.Tensor, min_id: int,
+                        generator: torch.Generator | None = None) -> torch.Tensor | None:
+    """Listwise distillation over occurrences of the same word: for each occurrence, which of the word's
+    other occurrences in the batch are nearest, as a distribution (softmax of cosine / temperature); the
+    loss is the KL divergence from the teacher's distribution to the student's, averaged over occurrences.
+
+    This is the geometry the explorer and the sense probe read: how a word's occurrences rank each other
+    from context to context. It ignores a shift of all of a word's cosines (a word-identity component the
+    student keeps for its language model), which a squared difference of cosines mostly spends itself on.
+    Pairs of different words, which dominate ``similarity_distance``, say little about it. Ids below
+    ``min_id`` (the most frequent words, mostly function words and punctuation) and ``<UNK>`` are left out.
+
+    Args: student (N, D), teacher (N, K) rows of the same N tokens; word_ids (N,) LongTensor.
+    Returns: a float32 scalar (nats), or None when the batch has no repeated word.
+    """
+    keep = word_ids >= min_id
+    _, inverse, counts = torch.unique(word_ids, return_inverse=True, return_counts=True)
+    keep &= counts[inverse] >= 2
+    where = keep.nonzero().squeeze(1)
+    if len(where) > OCCURRENCE_SAMPLE:
+        where = where[torch.randperm(len(where), generator=generator, device=where.device)[:OCCURRENCE_SAMPLE]]
+    if len(where) < 2:
+        return None
+    ids = word_ids[where]
+    same = ids.unsqueeze(0) == ids.unsqueeze(1)
+    same.fill_diagonal_(False)
+    rows = same.any(dim=1)
+    if not bool(rows.any()):
+        return None
+    same = same[rows]
+    s = nn.functional.normalize(student[where].float(), dim=-1, eps=1e-6)
+    t = nn.functional.normalize(teacher[where].float(), dim=-1, eps=1e-6)
+    # A large negative rather than -inf outside the word's occurrences keeps 0 * log 0 out of the sum.
+    log_ps = ((s[rows] @ s.T) / OCCURRENCE_TEMPERATURE).masked_fill(~same, -1e4).log_softmax(dim=-1)
+    log_pt = ((t[rows] @ t.T) / OCCURRENCE_TEMPERATURE).masked_fill(~same, -1e4).log_softmax(dim=-1)
+    return (log_pt.exp() * (log_pt - log_ps)).masked_fill(~same, 0.0).sum(dim=-1).mean()
+
+
 def first_occurrences(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Distinct values of a 1-D LongTensor and the index of each one's first occurrence (both (U,))."""
     uniq, inverse = torch.unique(ids, return_inverse=True)
@@ -93,7 +138,7 @@ class BiLanguageModel(nn.Module):
     """
 
     def __init__(self, bilm: BiLM, vocab_size: int, dropout: float = 0.1, cutoffs: list[int] | None = None,
-                 lexical_dim: int = 0, contextual_dim: int = 0):
+                 lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int = 150):
         super().__init__()
         self.bilm = bilm
         p = bilm.config.lstm.projection_dim
@@ -102,10 +147,12 @@ class BiLanguageModel(nn.Module):
         # Teacher heads exist only in training; export writes the biLM and the softmax, never these.
         self.lexical_head = nn.Linear(p, lexical_dim) if lexical_dim else None
         self.contextual_head = nn.Linear(2 * p, contextual_dim) if contextual_dim else None
+        self.occurrence_min_id = occurrence_min_id
 
     def forward(self, char_ids: torch.Tensor, word_ids: torch.Tensor,
                 lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
-                contextual: tuple[torch.Tensor, torch.Tensor] | None = None) -> LMLoss:
+                contextual: tuple[torch.Tensor, torch.Tensor] | None = None,
+                context_bag: torch.Tensor | None = None) -> LMLoss:
         """Loss for a batch.
 
         Args:
@@ -115,13 +162,16 @@ class BiLanguageModel(nn.Module):
                 token vector of each distinct word of the batch predicts its target through ``lexical_head``.
             contextual: optional (targets float32 (B, T, K_ctx), mask bool (B, T)) per token: the top layer's
                 [forward; backward] vector predicts it through ``contextual_head``. Layer 1 is not a target.
+            context_bag: optional float32 (B, T, K_bag), a second view of each token's context
+                (``teacher.context_bags``); when given, the geometry the similarity terms match is
+                [unit teacher state ; unit bag], the two teachers weighted equally.
 
         Returns:
             LMLoss with summed NLLs (float32 scalars) over the B * (n_i + 1) predictions per direction, and
             the teacher losses (mean cosine distance) when their targets are given.
         """
         out = self.bilm(char_ids)
-        lexical_loss = contextual_loss = similarity_loss = None
+        lexical_loss = contextual_loss = similarity_loss = occurrence_loss = None
         if lexical is not None and self.lexical_head is not None:
             targets, has = lexical
             p = out.activations[0].shape[-1] // 2
@@ -137,7 +187,13 @@ class BiLanguageModel(nn.Module):
             inner = out.activations[-1][:, 1 : targets.shape[1] + 1]  # token positions, boundaries dropped
             if bool(tmask.any()):
                 contextual_loss = cosine_distance(self.contextual_head(inner[tmask]), targets[tmask])
-                similarity_loss = similarity_distance(inner[tmask], targets[tmask])
+                geometry = targets[tmask]
+                if context_bag is not None:
+                    geometry = torch.cat([nn.functional.normalize(geometry.float(), dim=-1, eps=1e-6),
+                                          nn.functional.normalize(context_bag[tmask].float(), dim=-1, eps=1e-6)], dim=-1)
+                similarity_loss = similarity_distance(inner[tmask], geometry)
+                token_ids = word_ids[:, 1 : targets.shape[1] + 1][tmask]
+                occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id)
         top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)
         p = top.shape[-1] // 2
         mask = out.mask
@@ -153,4 +209,4 @@ class BiLanguageModel(nn.Module):
         # low precision hurts.
         with torch.autocast(fwd_in.device.type, enabled=False):
             logp = self.softmax(torch.cat([fwd_in, bwd_in]).float(), torch.cat([fwd_target, bwd_target])).output
-        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss, similarity_loss)
+        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss, similarity_loss, occurrence_loss)

@@ -153,6 +153,29 @@ def lexical_targets(vocab_words: Sequence[str], dim_check: int | None = None) ->
     return torch.from_numpy(targets), torch.from_numpy(has)
 
 
+def context_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor, has: torch.Tensor) -> torch.Tensor:
+    """Each token's bag of context: the mean lexical vector of the other tokens of its sentence.
+
+    A cheap second contextual teacher: on the sense probe the GloVe bag and MiniLM err on different items
+    (docs/TEACHERS.md), so the similarity terms match the two together.
+
+    Args:
+        word_ids: (B, T + 2) LongTensor, ``<S>`` tokens ``</S>`` padded (``train.make_batch``).
+        lengths: (B,) LongTensor, tokens per sentence (boundaries excluded).
+        table: float32 (V, K) lexical vectors per vocabulary id (``lexical_targets``); has: bool (V,).
+    Returns:
+        float32 (B, T, K); a token whose sentence has no other known token gets zeros.
+    """
+    inner = word_ids[:, 1:-1]
+    steps = inner.shape[1]
+    real = torch.arange(steps, device=inner.device).unsqueeze(0) < lengths.unsqueeze(1)
+    known = (has[inner] & real).to(table.dtype)  # (B, T)
+    vecs = table[inner] * known.unsqueeze(-1)  # (B, T, K)
+    total = vecs.sum(dim=1, keepdim=True) - vecs
+    count = known.sum(dim=1, keepdim=True) - known
+    return total / count.clamp(min=1).unsqueeze(-1)
+
+
 # ---- precomputed contextual targets ---------------------------------------------------------------------
 def precompute(train_txt: Path, out_path: Path, num_sentences: int, layers: Sequence[int], dim: int,
                batch_size: int = 32, fit_sentences: int = 4000) -> dict:
@@ -167,14 +190,9 @@ def precompute(train_txt: Path, out_path: Path, num_sentences: int, layers: Sequ
     from safetensors.torch import save_file
     from tqdm import tqdm
 
-    sentences = []
-    with open(train_txt, encoding="utf-8") as f:
-        for line in f:
-            tokens = line.split()
-            if tokens:
-                sentences.append(tokens)
-                if len(sentences) >= num_sentences:
-                    break
+    from .text import read_token_lines
+
+    sentences = read_token_lines(train_txt, num_sentences)
     teacher = MiniLMTeacher(layers)
     start = time.time()
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # less padding

@@ -77,3 +77,20 @@ def line_tokens(line: str) -> list[str]:
 def clean_token(token: str) -> str:
     """A token (e.g. a word from a link) with format characters removed and controls as spaces, stripped."""
     return " ".join(clean_line(token).split())
+
+
+def read_token_lines(path, limit: int = 0) -> list[list[str]]:
+    """The sentences of a tokenized corpus file: one sentence per non-empty line, tokens split on whitespace.
+
+    A sentence's index is its number among the non-empty lines (the numbering that precomputed teacher
+    states use). ``limit`` > 0 stops after that many sentences. Raises FileNotFoundError for a missing file.
+    """
+    out: list[list[str]] = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            tokens = line.split()
+            if tokens:
+                out.append(tokens)
+                if limit and len(out) >= limit:
+                    break
+    return out

@@ -28,6 +28,7 @@ from .bilm import BiLM
 from .chars import batch_to_ids
 from .config import BiLMConfig
 from .lm import BiLanguageModel, LMLoss
+from .text import read_token_lines as read_sentences  # noqa: F401  (also this module's public name)
 from .vocab import Vocabulary
 from .weights import save_checkpoint
 
@@ -65,6 +66,10 @@ class TrainConfig:
     contextual_weight: float = 0.0  # the top layer predicts precomputed MiniLM states
     similarity_weight: float = 0.0  # the top layer's own pairwise cosines match the teacher's (same targets)
     contextual_targets: str = ""  # safetensors from ``python -m elmo_core.teacher``; covers the first S lines
+    occurrence_weight: float = 0.0  # occurrences of the same word: their cosines match the teacher's
+    occurrence_min_id: int = 150  # vocabulary ids below this (function words, punctuation) form no such pairs
+    bag_teacher: bool = False  # the similarity terms match [MiniLM ; GloVe bag of context] (teacher.context_bags)
+    anchor_group: int = 0  # > 0: each batch is batch_size / anchor_group words x anchor_group sentences holding each
 
     @classmethod
     def load(cls, path: str | Path) -> "TrainConfig":
@@ -84,18 +89,6 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
     return lr
 
 
-def read_sentences(path: Path, limit: int = 0) -> list[list[str]]:
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            tokens = line.split()
-            if tokens:
-                out.append(tokens)
-                if limit and len(out) >= limit:
-                    break
-    return out
-
-
 def epoch_batches(lengths: np.ndarray, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
     """The batches of one epoch: shuffled, then grouped by similar length to cut padding.
 
@@ -112,11 +105,71 @@ def epoch_batches(lengths: np.ndarray, batch_size: int, seed: int, epoch: int) -
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
+LENGTH_BUCKETS = (12, 20, 30, 10**9)  # anchor batches draw sentences of one length band, to limit padding
+
+
+def anchor_index(sentence_ids: list[np.ndarray], vocab_tokens: list[str], group: int, min_id: int
+                 ) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    """Per length band, the anchor words (vocabulary ids) and the sentences that hold each.
+
+    An anchor is a word of at least three letters, id >= ``min_id``, found in at least ``group`` sentences
+    of the band. Args: sentence_ids: each training sentence's token ids (boundaries excluded).
+    Returns: per band of ``LENGTH_BUCKETS``, (ids (A,), [sentence indices (n_a,)]).
+    """
+    lengths = np.array([len(x) for x in sentence_ids])
+    band = np.searchsorted(np.array(LENGTH_BUCKETS), lengths)  # band b holds lengths <= LENGTH_BUCKETS[b]
+    eligible = np.array([len(t) >= 3 and t.isalpha() for t in vocab_tokens])
+    eligible[:min_id] = False
+    out = []
+    for b in range(len(LENGTH_BUCKETS)):
+        members = np.flatnonzero(band == b)
+        if not len(members):
+            out.append((np.zeros(0, dtype=np.int64), []))
+            continue
+        ids = np.concatenate([sentence_ids[i] for i in members])
+        sent = np.repeat(members, [len(sentence_ids[i]) for i in members])
+        pick = eligible[ids]
+        pairs = np.unique(np.stack([ids[pick], sent[pick]], axis=1), axis=0)  # (word, sentence), each once
+        words, starts, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
+        keep = counts >= group
+        out.append((words[keep], [pairs[a : a + n, 1] for a, n in zip(starts[keep], counts[keep])]))
+    return out
+
+
+def anchor_epoch_batches(index: list[tuple[np.ndarray, list[np.ndarray]]], num_batches: int, batch_size: int,
+                         group: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """One epoch of anchor batches: each picks a length band (by its share of anchor sentences), then
+    ``batch_size // group`` anchor words (probability ~ sqrt of their sentence count) and ``group`` of each
+    one's sentences, so the batch holds many occurrences of the same words in different contexts.
+
+    Deterministic in (seed, epoch), like ``epoch_batches``, so a resumed run continues exactly.
+    """
+    rng = np.random.default_rng([seed, epoch, 1])
+    bands = [b for b, (words, _) in enumerate(index) if len(words)]
+    if not bands:
+        raise ValueError("no word occurs in enough sentences to anchor a batch; lower anchor_group")
+    weight = np.array([sum(len(x) for x in index[b][1]) for b in bands], dtype=float)
+    band_p = weight / weight.sum()
+    word_p = {}
+    for b in bands:
+        w = np.sqrt([len(x) for x in index[b][1]])
+        word_p[b] = w / w.sum()
+    per_batch = max(1, batch_size // group)
+    batches = []
+    for _ in range(num_batches):
+        b = bands[rng.choice(len(bands), p=band_p)]
+        words, sents = index[b]
+        chosen = rng.choice(len(words), size=min(per_batch, len(words)), replace=False, p=word_p[b])
+        rows = np.concatenate([rng.choice(sents[a], size=group, replace=False) for a in chosen])
+        batches.append(rows[np.sort(np.unique(rows, return_index=True)[1])])  # a sentence once per batch
+    return batches
+
+
 def teacher_dims(cfg: TrainConfig) -> tuple[int, int]:
     """Sizes of the lexical and contextual heads that ``cfg`` asks for (0 = none)."""
     lexical = 50 if cfg.lexical_weight else 0
     contextual = 0
-    if cfg.contextual_weight or cfg.similarity_weight:
+    if cfg.contextual_weight or cfg.similarity_weight or cfg.occurrence_weight:
         from safetensors import safe_open
         with safe_open(cfg.contextual_targets, "pt") as f:
             contextual = json.loads(f.metadata()["meta"])["dim"]
@@ -251,7 +304,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
             raise FileNotFoundError(f"{corpus / name} not found; build it with: python -m elmo_core.corpus build {corpus}")
 
     contextual = None
-    if cfg.contextual_weight or cfg.similarity_weight:
+    if cfg.contextual_weight or cfg.similarity_weight or cfg.occurrence_weight:
         from .teacher import ContextualTargets
         contextual = ContextualTargets(cfg.contextual_targets)
     # Line numbers of train.txt (non-empty lines) are kept, since the teacher's states are indexed by them.
@@ -282,17 +335,26 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     bilm_cfg = BiLMConfig.from_dict(cfg.options)
     lexical_dim, contextual_dim = teacher_dims(cfg)
     model = BiLanguageModel(BiLM(bilm_cfg, dropout=cfg.dropout), len(vocab), dropout=cfg.dropout,
-                            lexical_dim=lexical_dim, contextual_dim=contextual_dim).to(device)
+                            lexical_dim=lexical_dim, contextual_dim=contextual_dim,
+                            occurrence_min_id=cfg.occurrence_min_id).to(device)
     if init is not None and not (resume and ckpt.exists()):
-        missing, unexpected = model.load_state_dict(load_file(str(init / "checkpoint" / "model.safetensors")), strict=False)
+        # Teacher heads start fresh: the earlier run's heads may read other teacher states (another layer or basis).
+        start_state = {k: v for k, v in load_file(str(init / "checkpoint" / "model.safetensors")).items()
+                       if not k.startswith(("lexical_head.", "contextual_head."))}
+        missing, unexpected = model.load_state_dict(start_state, strict=False)
         # Only teacher heads may differ between the two runs: everything of the biLM and softmax must load.
         bad = [k for k in [*missing, *unexpected] if not k.startswith(("lexical_head.", "contextual_head."))]
         if bad:
             raise ValueError(f"{init}: checkpoint does not fit this config: {bad[:5]}")
-    lexical = None
-    if cfg.lexical_weight:
+    glove = None
+    if cfg.lexical_weight or cfg.bag_teacher:
         from .teacher import lexical_targets
-        lexical = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
+        glove = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
+    lexical = glove if cfg.lexical_weight else None
+    anchors = None
+    if cfg.anchor_group:
+        anchors = anchor_index([np.array(vocab.encode(s)[1:-1]) for s in train_sents], vocab.tokens,
+                               cfg.anchor_group, cfg.occurrence_min_id)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "train_seconds": 0.0, "cpu_seconds": 0.0,
             "best_dev": None}
@@ -333,7 +395,11 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     model.train()
     try:
         while meta["step"] < cfg.max_steps and not stop["now"]:
-            batches = epoch_batches(lengths, cfg.batch_size, cfg.seed, meta["epoch"])
+            if anchors is not None:
+                batches = anchor_epoch_batches(anchors, len(train_sents) // cfg.batch_size, cfg.batch_size,
+                                               cfg.anchor_group, cfg.seed, meta["epoch"])
+            else:
+                batches = epoch_batches(lengths, cfg.batch_size, cfg.seed, meta["epoch"])
             while meta["batch_in_epoch"] + world <= len(batches):
                 if meta["step"] >= cfg.max_steps or stop["now"]:
                     break
@@ -349,10 +415,15 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 ctx = None
                 if contextual is not None:
                     ctx = tuple(t.to(device) for t in contextual.batch([line_of[i] for i in idx], char_ids.shape[1]))
+                bag = None
+                if cfg.bag_teacher:
+                    from .teacher import context_bags
+                    bag = context_bags(words.to(device), torch.as_tensor(lengths[idx], device=device), *glove)
                 with autocast:
-                    loss: LMLoss = wrapped(char_ids.to(device), words.to(device), lexical, ctx)
+                    loss: LMLoss = wrapped(char_ids.to(device), words.to(device), lexical, ctx, bag)
                 optimizer.zero_grad(set_to_none=True)
-                loss.total(cfg.lexical_weight, cfg.contextual_weight, cfg.similarity_weight).backward()
+                loss.total(cfg.lexical_weight, cfg.contextual_weight, cfg.similarity_weight,
+                           cfg.occurrence_weight).backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
                 optimizer.step()
                 meta["step"] += 1
@@ -362,7 +433,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 meta["cpu_seconds"] = base_cpu + time.process_time() - cpu_start
                 value = float(loss.mean.detach())
                 ema = value if ema is None else 0.98 * ema + 0.02 * value
-                for name in ("lexical", "contextual", "similarity"):
+                for name in ("lexical", "contextual", "similarity", "occurrence"):
                     part = getattr(loss, name)
                     if part is not None:
                         v = float(part.detach())

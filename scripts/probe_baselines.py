@@ -46,6 +46,13 @@ PROBE = REPO / "assets" / "probes" / "sense_probe.tsv"
 CONTEXT = REPO / "assets" / "probes" / "sense_probe_context.tsv"  # where each sentence's deciding words are
 OUT = REPO / "assets" / "probes" / "sense_probe_baselines.json"
 MINILM_LAYERS = 7  # hidden states 0 (embeddings) .. 6
+TEACHER_LAYER = 6  # the MiniLM layer the default model's training distils (configs/default.json)
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    """Rows centred over the set, then scaled to unit length."""
+    x = x - x.mean(axis=0)
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
 def read_context(path: Path, items: list[SenseItem]) -> list[str] | None:
@@ -161,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     best = max(range(MINILM_LAYERS), key=lambda j: layers[j]["nn"])
     res["minilm"] = {"layers": layers, "best_layer": best, **info, "seconds": round(time.perf_counter() - t, 1)}
     print("MiniLM done", file=sys.stderr)
+    # The default model's training geometry (elmo_core.lm: bag_teacher): both teachers, each centred and
+    # unit-length, side by side. They err on different items, so together they beat either alone.
+    res["teacher_geometry"] = {**score(np.hstack([_unit(states[:, TEACHER_LAYER]), _unit(bag)]), items, context),
+                               "minilm_layer": TEACHER_LAYER}
 
     if not args.skip_default:
         from elmo_core import Embedder
@@ -237,6 +248,9 @@ def table(report: dict) -> str:
     m = res["minilm"]
     lines += [row(f"all-MiniLM-L6-v2 layer {j}", r) for j, r in enumerate(m["layers"])]
     lines.append(row(f"all-MiniLM-L6-v2 best layer ({m['best_layer']})", m["layers"][m["best_layer"]]))
+    if "teacher_geometry" in res:
+        lines.append(row(f"training geometry: [MiniLM layer {res['teacher_geometry']['minilm_layer']} ; GloVe bag]",
+                         res["teacher_geometry"]))
     if "default_bilm" in res:
         d = res["default_bilm"]
         lines += [row(f"shipped default biLM layer {j}", r) for j, r in enumerate(d["layers"])]

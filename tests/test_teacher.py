@@ -12,8 +12,8 @@ from safetensors.torch import load_file, save_file
 
 from elmo_core import teacher
 from elmo_core.embedder import Embedder
-from elmo_core.lm import BiLanguageModel, first_occurrences
-from elmo_core.train import load_language_model, read_sentences, train
+from elmo_core.lm import BiLanguageModel, first_occurrences, occurrence_distance
+from elmo_core.train import anchor_epoch_batches, anchor_index, load_language_model, read_sentences, train
 from tests.test_train import TEXT, corpus, make_cfg  # noqa: F401  (corpus is a fixture)
 
 K_CTX = 6
@@ -64,16 +64,25 @@ def test_first_occurrences():
     assert first.tolist() == [1, 0, 3]
 
 
-@pytest.mark.parametrize("kind", ["lexical", "contextual", "similarity"])
+OCCURRENCE = dict(occurrence_weight=5.0, occurrence_min_id=3, anchor_group=2, bag_teacher=True)
+
+
+@pytest.mark.parametrize("kind", ["lexical", "contextual", "similarity", "occurrence"])
 def test_auxiliary_loss_falls(kind, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
     extra = {"lexical": {"lexical_weight": 1.0},
              "contextual": {"contextual_weight": 1.0, "contextual_targets": str(ctx_file)},
-             "similarity": {"similarity_weight": 5.0, "contextual_targets": str(ctx_file)}}[kind]
+             "similarity": {"similarity_weight": 5.0, "contextual_targets": str(ctx_file)},
+             "occurrence": {**OCCURRENCE, "contextual_targets": str(ctx_file)}}[kind]
     run = tmp_path / "run"
-    train(make_cfg(corpus, run, max_steps=200, **extra), progress=False)
+    # The occurrence term learns slowest here: the tiny corpus repeats each sentence, and its 8-d layers are small.
+    train(make_cfg(corpus, run, max_steps=400 if kind == "occurrence" else 200, **extra), progress=False)
     rows = _losses(run)
     assert kind in rows[0]
     first, last = rows[0][kind], rows[-1][kind]
+    if kind == "occurrence":  # KL between "which occurrence is nearest" distributions, in nats
+        assert first > 0.02
+        assert last < 0.6 * first
+        return
     if kind == "similarity":  # squared cosine differences: the student's own geometry moves to the teacher's
         assert first > 0.05
         assert last < 0.6 * first
@@ -114,6 +123,69 @@ def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # 
     assert a.keys() == b.keys()
     for key in a:
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
+
+
+def test_resume_exact_with_anchor_batches_and_occurrence_loss(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file))
+    train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
+    train(make_cfg(corpus, tmp_path / "split", max_steps=4, **extra), progress=False)
+    train(make_cfg(corpus, tmp_path / "split", max_steps=7, **extra), resume=True, progress=False)
+    a = load_file(str(tmp_path / "straight" / "checkpoint" / "model.safetensors"))
+    b = load_file(str(tmp_path / "split" / "checkpoint" / "model.safetensors"))
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
+
+
+def test_occurrence_distance():
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.tensor([200, 200, 5, 300, 200, 300, 5])
+    teacher_rows = torch.randn(7, 6, generator=gen)
+    assert float(occurrence_distance(teacher_rows.clone(), teacher_rows, ids, 150)) == pytest.approx(0.0, abs=1e-6)
+    student = torch.randn(7, 4, generator=gen)
+    loss = float(occurrence_distance(student, teacher_rows, ids, 150))
+    assert loss > 0.01
+    # Rows of words below min_id (here id 5) take no part: changing them changes nothing.
+    other = student.clone()
+    other[[2, 6]] = torch.randn(2, 4, generator=gen)
+    assert float(occurrence_distance(other, teacher_rows, ids, 150)) == pytest.approx(loss, abs=1e-6)
+    # A student that keeps the teacher's order of a word's occurrences but adds a shared word-identity
+    # direction (cosines pulled up together, order kept) costs far less than one with the order scrambled.
+    ids8 = torch.tensor([200] * 8 + [300] * 8)
+    t = torch.nn.functional.normalize(torch.randn(16, 6, generator=gen), dim=-1)
+    same_order = torch.cat([t, torch.full((16, 1), 0.5)], dim=1)  # cos_s = (cos_t + 0.25) / 1.25
+    scrambled = same_order[torch.cat([torch.randperm(8, generator=gen), 8 + torch.randperm(8, generator=gen)])]
+    kl_kept = float(occurrence_distance(same_order, t, ids8, 150))
+    kl_scrambled = float(occurrence_distance(scrambled, t, ids8, 150))
+    assert kl_kept < 0.25 * kl_scrambled
+    assert occurrence_distance(student, teacher_rows, torch.arange(200, 207), 150) is None  # no repeated word
+
+
+def test_context_bags():
+    table = torch.tensor([[0.0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [2, 2]])
+    has = torch.tensor([False, False, False, True, True, False])  # id 5 has no lexical vector
+    words = torch.tensor([[0, 3, 4, 3, 1], [0, 4, 5, 1, 1]])  # <S> ... </S>, the second sentence padded
+    bags = teacher.context_bags(words, torch.tensor([3, 2]), table, has)
+    assert bags.shape == (2, 3, 2)
+    torch.testing.assert_close(bags[0], torch.tensor([[0.5, 0.5], [1.0, 0.0], [0.5, 0.5]]))
+    # "4" has no known neighbour (5 is unknown): zeros; "5" sees "4".
+    torch.testing.assert_close(bags[1, :2], torch.tensor([[0.0, 0.0], [0.0, 1.0]]))
+
+
+def test_anchor_batches():
+    tokens = ["<S>", "</S>", "<UNK>", "the", "a", ".", "bank", "river", "money", "play"]
+    sents = [np.array(x) for x in ([6, 7, 5], [6, 8, 5], [3, 6, 7, 8], [9, 3], [9, 4, 5], [6, 9], [4, 5])]
+    index = anchor_index(sents, tokens, group=2, min_id=6)
+    words, holders = index[0]  # all these sentences fall in the shortest length band
+    assert words.tolist() == [6, 7, 8, 9]  # "the", "a", "." are below min_id; every anchor is in >= 2 sentences
+    assert [h.tolist() for h in holders] == [[0, 1, 2, 5], [0, 2], [1, 2], [3, 4, 5]]
+    batches = anchor_epoch_batches(index, num_batches=5, batch_size=4, group=2, seed=1, epoch=0)
+    assert len(batches) == 5
+    for batch in batches:
+        assert len(set(batch.tolist())) == len(batch)  # a sentence at most once per batch
+        counts = {w: sum(w in sents[i] for i in batch) for w in (6, 7, 8, 9)}
+        assert max(counts.values()) >= 2  # at least one word occurs in two sentences of the batch
+    again = anchor_epoch_batches(index, num_batches=5, batch_size=4, group=2, seed=1, epoch=0)
+    assert all((a == b).all() for a, b in zip(batches, again))
 
 
 def test_init_from_continues_a_run(corpus, tmp_path, fake_glove):  # noqa: F811
