@@ -74,13 +74,12 @@ def similarity_distance(student: torch.Tensor, teacher: torch.Tensor, generator:
 
 
 OCCURRENCE_SAMPLE = 2048  # at most this many repeated-word tokens per batch enter the same-word pairs
-OCCURRENCE_TEMPERATURE = 0.1  # cosine / temperature are the logits of "which other occurrence is nearest"
 
 
 def occurrence_distance(student: torch.Tensor, teacher: torch.Tensor, word_ids: torch.Tensor, min_id: int,
-                        generator: torch.Generator | None = None) -> torch.Tensor | None:
+                        temperature: float = 0.1, generator: torch.Generator | None = None) -> torch.Tensor | None:
     """Listwise distillation over occurrences of the same word: for each occurrence, which of the word's
-    other occurrences in the batch are nearest, as a distribution (softmax of cosine / temperature); the
+    other occurrences in the batch are nearest, as a distribution (softmax of cosine / ``temperature``); the
     loss is the KL divergence from the teacher's distribution to the student's, averaged over occurrences.
 
     This is the geometry the explorer and the sense probe read: how a word's occurrences rank each other
@@ -110,8 +109,8 @@ def occurrence_distance(student: torch.Tensor, teacher: torch.Tensor, word_ids: 
     s = nn.functional.normalize(student[where].float(), dim=-1, eps=1e-6)
     t = nn.functional.normalize(teacher[where].float(), dim=-1, eps=1e-6)
     # A large negative rather than -inf outside the word's occurrences keeps 0 * log 0 out of the sum.
-    log_ps = ((s[rows] @ s.T) / OCCURRENCE_TEMPERATURE).masked_fill(~same, -1e4).log_softmax(dim=-1)
-    log_pt = ((t[rows] @ t.T) / OCCURRENCE_TEMPERATURE).masked_fill(~same, -1e4).log_softmax(dim=-1)
+    log_ps = ((s[rows] @ s.T) / temperature).masked_fill(~same, -1e4).log_softmax(dim=-1)
+    log_pt = ((t[rows] @ t.T) / temperature).masked_fill(~same, -1e4).log_softmax(dim=-1)
     return (log_pt.exp() * (log_pt - log_ps)).masked_fill(~same, 0.0).sum(dim=-1).mean()
 
 
@@ -138,7 +137,8 @@ class BiLanguageModel(nn.Module):
     """
 
     def __init__(self, bilm: BiLM, vocab_size: int, dropout: float = 0.1, cutoffs: list[int] | None = None,
-                 lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int = 150):
+                 lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int = 150,
+                 occurrence_temperature: float = 0.1):
         super().__init__()
         self.bilm = bilm
         p = bilm.config.lstm.projection_dim
@@ -148,6 +148,7 @@ class BiLanguageModel(nn.Module):
         self.lexical_head = nn.Linear(p, lexical_dim) if lexical_dim else None
         self.contextual_head = nn.Linear(2 * p, contextual_dim) if contextual_dim else None
         self.occurrence_min_id = occurrence_min_id
+        self.occurrence_temperature = occurrence_temperature
 
     def forward(self, char_ids: torch.Tensor, word_ids: torch.Tensor,
                 lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
@@ -193,7 +194,8 @@ class BiLanguageModel(nn.Module):
                                           nn.functional.normalize(context_bag[tmask].float(), dim=-1, eps=1e-6)], dim=-1)
                 similarity_loss = similarity_distance(inner[tmask], geometry)
                 token_ids = word_ids[:, 1 : targets.shape[1] + 1][tmask]
-                occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id)
+                occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id,
+                                                     self.occurrence_temperature)
         top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)
         p = top.shape[-1] // 2
         mask = out.mask

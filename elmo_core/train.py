@@ -68,6 +68,7 @@ class TrainConfig:
     contextual_targets: str = ""  # safetensors from ``python -m elmo_core.teacher``; covers the first S lines
     occurrence_weight: float = 0.0  # occurrences of the same word: their cosines match the teacher's
     occurrence_min_id: int = 150  # vocabulary ids below this (function words, punctuation) form no such pairs
+    occurrence_temperature: float = 0.1  # lower = the term weighs each occurrence's nearest ones more
     bag_teacher: bool = False  # the similarity terms match [MiniLM ; GloVe bag of context] (teacher.context_bags)
     anchor_group: int = 0  # > 0: each batch is batch_size / anchor_group words x anchor_group sentences holding each
 
@@ -336,7 +337,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     lexical_dim, contextual_dim = teacher_dims(cfg)
     model = BiLanguageModel(BiLM(bilm_cfg, dropout=cfg.dropout), len(vocab), dropout=cfg.dropout,
                             lexical_dim=lexical_dim, contextual_dim=contextual_dim,
-                            occurrence_min_id=cfg.occurrence_min_id).to(device)
+                            occurrence_min_id=cfg.occurrence_min_id,
+                            occurrence_temperature=cfg.occurrence_temperature).to(device)
     if init is not None and not (resume and ckpt.exists()):
         # Teacher heads start fresh: the earlier run's heads may read other teacher states (another layer or basis).
         start_state = {k: v for k, v in load_file(str(init / "checkpoint" / "model.safetensors")).items()

@@ -2,8 +2,8 @@
 # Ship trained runs as the two bundled models: copy each run's last export into assets/<name> (weights as
 # float16: half the size, widened to float32 on load), then measure it (held-out perplexity and the sense
 # probes into evaluation.json). The layer probes for the app's Layers page are refreshed for the default.
-# Usage: scripts/ship_default_model.sh DEFAULT_RUN LM_ONLY_RUN
-#   e.g. scripts/ship_default_model.sh runs/default-v2 runs/ablation-lm
+# Usage: scripts/ship_default_model.sh DEFAULT_RUN [LM_ONLY_RUN]
+#   e.g. scripts/ship_default_model.sh runs/default runs/ablation-lm   (without LM_ONLY_RUN, assets/lm-only stays)
 # Needs data/corpus (python -m elmo_core.corpus build data/corpus); WordNet for the weak WordNet probe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,5 +33,5 @@ PY
     --out "assets/$name/evaluation.json"
 }
 ship "${1:?default run}" default
-ship "${2:?lm-only run}" lm-only
+if [ -n "${2:-}" ]; then ship "$2" lm-only; fi
 "$py" -m elmo_core probe --task all --checkpoint assets/default --out assets/probes/default_probes.json
