@@ -9,6 +9,7 @@ column of the ELMo paper's Table 4. Dims: V vocabulary words, D = 2P.
 from __future__ import annotations
 
 import collections
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,6 +19,15 @@ import numpy as np
 from app.explore import cosine_neighbours
 
 CHUNK = 2048  # words per biLM call: progress moves often, and a chunk never holds the CPU for long
+
+
+def _lower_priority() -> None:
+    # On Linux a thread has its own nice value, and the worker threads torch starts for it inherit it: the
+    # vocabulary then yields the CPU to the sessions' own biLM runs instead of slowing every page down.
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):  # not Linux, or not allowed: run at the normal priority
+        pass
 
 
 class TypeVectors:
@@ -65,6 +75,8 @@ class TypeVectors:
 
     def _run(self) -> None:
         start = time.perf_counter()
+        if self._thread is not None:
+            _lower_priority()
         try:
             parts = []
             for first in range(0, len(self.words), CHUNK):
