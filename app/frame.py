@@ -172,7 +172,7 @@ def _layer0_neighbours(table: ex.TokenTable, reference: Reference | None, q_row:
         query = table.layers(False)[0][q_row]
         return types.neighbours(table.token(q_row), query, k), types.status()
     found = ex.layer0_type_neighbours(table, reference.table if reference else None, q_row, k)
-    return found, types.status() if types is not None else "Nearest among the word types of your sentences."
+    return found, types.status() if types is not None else "Searched among your sentences' words."
 
 
 def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], controls: Controls,

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from app.explore import cosine_neighbours
+from app.safe import md
 
 CHUNK = 2048  # words per biLM call: progress moves often, and a chunk never holds the CPU for long
 
@@ -124,12 +125,13 @@ class TypeVectors:
         """One line for the page: what the layer-0 column is searched in right now."""
         n = f"{len(self.words):,}"
         if self.state == "ready":
-            return f"Nearest among the {n} most frequent word types of the corpus."
+            return f"Searched among the corpus's {n} most frequent word types."
         if self.state == "failed":
-            return f"The layer-0 vectors of the {n}-word vocabulary could not be computed ({self.error}); nearest among the types of your sentences."
-        return (f"Computing the layer-0 vectors of the corpus's {n} most frequent words in the background "
-                f"({self.progress:.0%}); until then, nearest among the types of your sentences. Interact again "
-                "to refresh.")
+            return (f"The vocabulary's layer-0 vectors failed ({md(self.error)}); searched among the words of your "
+                    "sentences and of the reference sentences shown.")
+        return (f"The corpus's {n} most frequent words are being embedded in the background ({self.progress:.0%}); "
+                "until then, searched among the words of your sentences and of the reference sentences shown. "
+                "Interact again to refresh.")
 
 
 class TypeVectorStore:

@@ -237,7 +237,7 @@ def test_no_reference_corpus_is_said_not_hidden():
     at = start(ex="bank", word="bank")  # app_env points ELMO_EXPLORER_REFERENCE at a missing folder
     no_errors(at)
     assert any("No reference corpus" in str(i.value) for i in at.info)
-    assert "word types of your sentences" in frame_of(at).layer0_note
+    assert "among your sentences' words" in frame_of(at).layer0_note
 
 
 # ---- bad input ---------------------------------------------------------------------------------------------

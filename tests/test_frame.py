@@ -87,7 +87,7 @@ def test_layer_zero_neighbours_come_from_the_vocabulary_once_it_is_ready(bank, t
     vocab = ["bank", "banks", "tank", "river", "money", "the", "rank", "blank"]
     types = TypeVectors(vocab, tiny_embedder_module.type_vectors)
     waiting = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)
-    assert "Computing" in waiting.layer0_note
+    assert "in the background (0%)" in waiting.layer0_note
     assert waiting.layer0_neighbours == ex.layer0_type_neighbours(table, None, int(table.rows(occ)[0]), 3)
     types.run_now()
     ready = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)

@@ -194,9 +194,9 @@ def test_type_vectors_are_layer_zero_of_any_occurrence(tiny):
 def test_vocabulary_neighbours_are_the_true_cosine_neighbours(tiny):
     from app.type_vectors import TypeVectors
     types = TypeVectors(WORDS, tiny.type_vectors)
-    assert not types.ready and "Computing" in types.status()
+    assert not types.ready and "in the background (0%)" in types.status()
     types.run_now()
-    assert types.ready and types.progress == 1.0 and "20 most frequent" in types.status()
+    assert types.ready and types.progress == 1.0 and "20 most frequent word types" in types.status()
     # brute force: every word's own layer 0, from a sentence, against every other word's
     rows = np.stack([a[0][1] for a in tiny.embed_batch([["x", w, "y"] for w in WORDS])]).astype(np.float64)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
