@@ -466,6 +466,8 @@ def reference_table(model: LoadedModel, word: str, inflections: bool,
     memo = _reference_tables()
     if key in memo:
         return memo[key], total, ""
+    if progress is not None:
+        progress(0, len(tokens))  # the bar is up before the first batch, not after it
     try:
         acts, _ = embed(model, tokens, progress)
     except Exception as err:  # a user's model failing on some sentence: say so, keep the page
