@@ -55,9 +55,10 @@ class Frame:
     token rows; vectors: float32 (n, D); context_rows: int64 (c,); same_vector: all occurrences have one
     vector (drawn at one spot); zero: bool (n,) all-zero vectors; projection: coordinates (n + c, 2) or None;
     layout: (signature, coords) to warm-start the next projection of the same points; query: the query
-    occurrence; layer0_neighbours: [(word type, cosine)]; neighbours: [(token, label, cosine, context)] in the
-    sentences; reference_neighbours: [(cosine, context)] or None; panels: [(name, (m, m) cosine matrix)] per
-    layer and the mix over ``shown`` occurrences; separation: per layer and the mix; notes: for the user.
+    occurrence; layer0_neighbours: [(word type, cosine)] (layer0_note says among which words); neighbours:
+    [(token, label, cosine, context)] in the sentences; reference_neighbours: [(cosine, context)] or None;
+    panels: [(name, (m, m) cosine matrix)] per layer and the mix over ``shown`` occurrences; separation: per
+    layer and the mix; notes: for the user.
     """
 
     controls: Controls
@@ -86,6 +87,7 @@ class Frame:
     separation_key: tuple
     map_ms: float
     notes: list[str] = field(default_factory=list)
+    layer0_note: str = ""  # what the layer-0 column was searched in (the vocabulary, or the input while it computes)
 
     @property
     def coords(self) -> np.ndarray | None:
@@ -162,9 +164,20 @@ def _reference_neighbours(reference: Reference | None, word: str, query_vector: 
     return rows, f"Among {len(occ)} occurrences in {len(ref.lines)} reference sentences{more}."
 
 
+def _layer0_neighbours(table: ex.TokenTable, reference: Reference | None, q_row: int, k: int,
+                       types) -> tuple[list[tuple[str, float]], str]:
+    # the vocabulary's type vectors once they are there; until then (or without them) the word types of the
+    # input and of the word's reference sentences, which is all the page has embedded
+    if types is not None and types.ready:
+        query = table.layers(False)[0][q_row]
+        return types.neighbours(table.token(q_row), query, k), types.status()
+    found = ex.layer0_type_neighbours(table, reference.table if reference else None, q_row, k)
+    return found, types.status() if types is not None else "Searched among your sentences' words."
+
+
 def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], controls: Controls,
                   previous: Frame | None = None, *, model_key: str = "", word: str = "",
-                  reference: Reference | None = None, umap_state=None) -> Frame:
+                  reference: Reference | None = None, umap_state=None, types=None) -> Frame:
     """The explorer's view of ``word``'s occurrences under ``controls``.
 
     Args:
@@ -174,6 +187,8 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
             click from an old one.
         reference: the reference corpus for the word, for its neighbours column (None: no column).
         umap_state: ``UmapWarmUp.state`` (UMAP is used only once it is compiled).
+        types: the model's ``app.type_vectors.TypeVectors`` for the layer-0 column (None, or not ready yet:
+            the input's word types instead; ``Frame.layer0_note`` says which).
     Returns: the Frame.
     """
     start = time.perf_counter()
@@ -202,6 +217,7 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
     query = _query(controls, previous, word, n)
     q_row = int(rows[query])
     reference_rows, reference_note = _reference_neighbours(reference, word, mixed[q_row], controls)
+    layer0, layer0_note = _layer0_neighbours(table, reference, q_row, int(controls.k), types)
 
     order = sorted(range(n), key=lambda i: (occurrences[i].label or "", i))
     shown = order if n <= MAX_MATRIX_OCCURRENCES else [
@@ -223,7 +239,6 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
     if n > MAX_MATRIX_OCCURRENCES:
         notes.append(f"Showing {MAX_MATRIX_OCCURRENCES} of {n} occurrences in the matrices (evenly spread).")
     return Frame(controls, model_key, word, s, mixed, rows, x, context_rows, same, zero, signature, proj, layout,
-                 query, controls.clicked, ex.layer0_type_neighbours(table, reference.table if reference else None,
-                                                                    q_row, int(controls.k)),
+                 query, controls.clicked, layer0,
                  _sentence_neighbours(table, mixed, rows, q_row, controls), reference_rows, reference_note,
-                 names, panels, shown, scores, sep_key, map_ms, notes)
+                 names, panels, shown, scores, sep_key, map_ms, notes, layer0_note)

@@ -6,9 +6,13 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
     ELMO_EXPLORER_OPTIONS + ELMO_EXPLORER_WEIGHTS   published-format model to use instead of the default
     ELMO_EXPLORER_CHECKPOINT                        our format (dir with options.json + model.safetensors)
     ELMO_EXPLORER_DEVICE                            "cpu", "cuda", ... (default: GPU when there is one)
-    ELMO_EXPLORER_REFERENCE                         reference sentences, one per line, already tokenized
-                                                    (tokens separated by spaces)
-                                                    (default assets/reference_sentences.txt)
+    ELMO_EXPLORER_REFERENCE                         the reference corpus folder (sentences.txt.xz + index.npz,
+                                                    made by scripts/build_reference_corpus.py; default
+                                                    assets/reference)
+    ELMO_EXPLORER_TYPE_VECTORS=0                    no layer-0 vocabulary vectors (layer-0 neighbours come
+                                                    from the input's own word types)
+    ELMO_EXPLORER_TYPE_VOCAB                        vocabulary size for layer-0 neighbours (default 50000)
+    ELMO_EXPLORER_TYPE_MODELS                       models whose vocabulary vectors are kept (default 3)
     ELMO_EXPLORER_ALLOW_SERVER_PATHS=1              allow loading weights from paths on the server
     ELMO_EXPLORER_UMAP_WARMUP=0                     do not compile UMAP in the background (tests)
     ELMO_EXPLORER_CACHE_MB                          activation cache size, all sessions (default 256 MB)
@@ -23,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +34,13 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from app.explore import ActivationCache, ParsedInput, UmapWarmUp, parse_input, word_forms
-from elmo_core.paths import REFERENCE_SENTENCES
+from app.explore import ActivationCache, Line, ParsedInput, TokenTable, UmapWarmUp, parse_input, word_forms
+from app.safe import md
+from app.type_vectors import TypeVectors, TypeVectorStore
+from elmo_core.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
 
-DEFAULT_REFERENCE = REFERENCE_SENTENCES
-MAX_REFERENCE_SENTENCES = 40  # reference sentences embedded per target word (first view stays under ~3 s on 2 cores)
+DEFAULT_REFERENCE = REFERENCE_DIR
+MAX_REFERENCE_SENTENCES = 60  # reference sentences embedded per word (benchmarks/type_vectors.py times it)
 
 
 def env_flag(name: str, default: bool = False) -> bool:
@@ -396,51 +401,99 @@ def umap_warm_up() -> UmapWarmUp:
 
 # ---- reference corpus -----------------------------------------------------------------------------------
 def reference_path() -> Path:
+    """The reference corpus folder (``ELMO_EXPLORER_REFERENCE``, default assets/reference)."""
     return Path(os.environ.get("ELMO_EXPLORER_REFERENCE", DEFAULT_REFERENCE))
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _reference_lines(path: str, mtime: float) -> list[str]:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return [" ".join(line.split()) for line in f if line.strip()]
+@st.cache_resource(show_spinner="Reading the reference corpus…", max_entries=2)
+def _reference_corpus(path: str, mtime: float) -> tuple[ReferenceCorpus | None, str]:
+    try:
+        return ReferenceCorpus.load(path), ""
+    except (FileNotFoundError, ValueError) as err:
+        return None, str(err)
+
+
+def reference_corpus() -> tuple[ReferenceCorpus | None, str]:
+    """The reference corpus, read once per server process (about 1 s), or None and why not."""
+    p = reference_path()
+    index = p / INDEX_FILE
+    if not index.is_file():
+        return None, f"no reference corpus at {p}"
+    return _reference_corpus(str(p), index.stat().st_mtime)
 
 
 def reference_available() -> bool:
-    return reference_path().is_file()
+    return reference_corpus()[0] is not None
 
 
 def reference_size() -> int:
-    p = reference_path()
-    return len(_reference_lines(str(p), p.stat().st_mtime)) if p.is_file() else 0
+    corpus = reference_corpus()[0]
+    return len(corpus) if corpus is not None else 0
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def reference_matches(path: str, mtime: float, word: str, inflections: bool,
-                      limit: int = MAX_REFERENCE_SENTENCES) -> tuple[list[tuple[str, ...]], int]:
-    """Tokenized reference sentences that contain the word (at most ``limit``, spread evenly over the
-    corpus), and how many sentences contain it in all (by a whole-word text search).
-
-    The reference file is stored already tokenized (space-separated Moses tokens), so lines are split on
-    whitespace; tokenizing them again would break tokens such as "'s" into "' s"."""
-    forms = word_forms(word, inflections)
-    if not word.strip():
+def reference_for_word(word: str, inflections: bool,
+                       limit: int = MAX_REFERENCE_SENTENCES) -> tuple[list[tuple[str, ...]], int]:
+    """Up to ``limit`` reference sentences (tokens) that hold the word or, with ``inflections``, its regular
+    forms (``explore.word_forms``), evenly spread over all that do; and how many do. ([], 0): none, or no
+    corpus."""
+    corpus = reference_corpus()[0]
+    if corpus is None or not word.strip():
         return [], 0
-    alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-    pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
-    candidates = [line for line in _reference_lines(path, mtime) if pattern.search(line)]
-    total = len(candidates)
-    if total > 2 * limit:  # keep only an even spread of the candidates
-        picks = np.linspace(0, total - 1, 2 * limit).round().astype(int)
-        candidates = [candidates[i] for i in picks]
-    hits = [tuple(toks[:100]) for toks in (line.split() for line in candidates) if any(t.casefold() in forms for t in toks[:100])]
-    if len(hits) > limit:
-        picks = np.linspace(0, len(hits) - 1, limit).round().astype(int)
-        hits = [hits[i] for i in picks]
-    return hits, total
+    return corpus.contexts(word_forms(word, inflections), limit)
 
 
-def reference_for_word(word: str, inflections: bool) -> tuple[list[tuple[str, ...]], int]:
-    p = reference_path()
-    if not p.is_file():
-        return [], 0
-    return reference_matches(str(p), p.stat().st_mtime, word, inflections)
+@st.cache_resource
+def _reference_tables() -> dict:
+    return {}
+
+
+def reference_table(model: LoadedModel, word: str, inflections: bool,
+                    progress=None) -> tuple[TokenTable | None, int, str]:
+    """The word's reference sentences embedded with this model (only new ones run the biLM: the activation
+    cache is per model), as a token table; how many reference sentences hold the word; a note when there is
+    no table. ``progress(done, total)`` is called while the biLM runs.
+
+    Returns: (table or None, total, note).
+    """
+    corpus, why = reference_corpus()
+    if corpus is None:
+        return None, 0, (f"No reference corpus ({md(why)}): reference neighbours are skipped (set "
+                         "ELMO_EXPLORER_REFERENCE to a folder made by scripts/build_reference_corpus.py).")
+    tokens, total = reference_for_word(word, inflections)
+    if not tokens:
+        return None, 0, f"“{md(word)}” does not occur in the reference corpus ({len(corpus):,} sentences)."
+    key = (model.key, word.casefold(), inflections, len(tokens), str(reference_path()))
+    memo = _reference_tables()
+    if key in memo:
+        return memo[key], total, ""
+    if progress is not None:
+        progress(0, len(tokens))  # the bar is up before the first batch, not after it
+    try:
+        acts, _ = embed(model, tokens, progress)
+    except Exception as err:  # a user's model failing on some sentence: say so, keep the page
+        return None, 0, f"The biLM failed on the reference sentences: {md(err)}"
+    table = TokenTable([Line(" ".join(t), None, tuple(t)) for t in tokens], acts)
+    memo[key] = table
+    while len(memo) > 4:  # each holds a copy of its activations (a few MB), outside the shared cache
+        memo.pop(next(iter(memo)))
+    return table, total, ""
+
+
+# ---- layer-0 vocabulary ---------------------------------------------------------------------------------
+@st.cache_resource
+def _type_vector_store() -> TypeVectorStore:
+    return TypeVectorStore(max_models=env_int("ELMO_EXPLORER_TYPE_MODELS", 3))
+
+
+def type_vectors(model: LoadedModel) -> TypeVectors | None:
+    """The layer-0 vectors of the reference corpus's vocabulary (50,000 most frequent word types) for this
+    model, started in a background thread on first use (minutes on a busy 2-core CPU; benchmarks/
+    type_vectors.py); None without a reference corpus or with ``ELMO_EXPLORER_TYPE_VECTORS=0``."""
+    corpus = reference_corpus()[0]
+    if corpus is None or not env_flag("ELMO_EXPLORER_TYPE_VECTORS", True):
+        return None
+    words = corpus.vocabulary(env_int("ELMO_EXPLORER_TYPE_VOCAB", 50000))
+    # keyed by the corpus too: a server (or a test) pointed at another corpus gets that corpus's vocabulary
+    index = reference_path() / INDEX_FILE
+    key = f"{model.key}|{index}|{index.stat().st_mtime}|{len(words)}"
+    return _type_vector_store().get(key, words, model.embedder.type_vectors)

@@ -11,7 +11,7 @@ AllenNLP is imported or copied by elmo_core), loads the same random weights of t
 both, and times the reference and every ``--compare`` embedder in one process, alternating their order per
 repeat. This script only supplies the ``--compare`` factories below (``make_float32()``,
 ``make_bfloat16()``), one fresh process per (config, workload), and the real-text workload: 20-token
-windows of ``assets/reference_sentences.txt`` in place of the harness's random words (real text repeats
+windows of the first 3,000 sentences of ``assets/reference/`` in place of the harness's random words (real text repeats
 words, which elmo_core's one-CNN-pass-per-distinct-token exploits). Each process measures the fp32
 matmul peak (2048^3, same thread count) right after its runs, and "% of peak" divides each embedder's
 analytic GFLOP/s (the harness's FLOP count of the full reference computation: every one of the 50 character
@@ -71,7 +71,8 @@ def _load_harness():
 
 def real_text_windows(count: int, seed: int) -> list[list[str]]:
     """``count`` 20-token windows of real English (the harness's sentence length), in file order."""
-    tokens = (ROOT / "assets" / "reference_sentences.txt").read_text(encoding="utf-8").split()
+    from elmo_core.reference import ReferenceCorpus
+    tokens = " ".join(ReferenceCorpus.load().sentences[:3000]).split()
     n = len(tokens) // 20
     return [tokens[(i % n) * 20 : (i % n + 1) * 20] for i in range(count)]
 

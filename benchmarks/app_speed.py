@@ -43,9 +43,8 @@ from app import explore as ex  # noqa: E402
 from app import figures  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
 from app.frame import Controls, Reference, compute_frame  # noqa: E402
-from elmo_core.paths import REFERENCE_SENTENCES  # noqa: E402
+from elmo_core.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
 
-REFERENCE = REFERENCE_SENTENCES
 K = 10  # neighbours shown (the page's default)
 
 EXTRA_BANK = """\
@@ -69,23 +68,25 @@ def load_model(args):
     return embedder, source
 
 
-# ---- reference corpus (as app/resources.reference_matches, without Streamlit's cache) ---------------------
+# ---- reference corpus (as app/resources.reference_for_word, without Streamlit's cache) ---------------------
 def reference_lines() -> list[str]:
-    if not REFERENCE.is_file():
+    """The shipped reference corpus's sentences (tokenized, space-joined); [] when it is missing."""
+    try:
+        return ReferenceCorpus.load(REFERENCE_DIR).sentences
+    except (FileNotFoundError, ValueError):
         return []
-    with open(REFERENCE, encoding="utf-8", errors="replace") as f:
-        return [" ".join(line.split()) for line in f if line.strip()]
 
 
 def reference_tokens(word: str, lines: list[str]) -> list[tuple[str, ...]]:
     import streamlit.logger
     streamlit.logger.set_log_level("error")  # "No runtime found" warnings: we bypass its cache on purpose
-    from app.resources import reference_matches
-    if not REFERENCE.is_file():
+    from app.resources import MAX_REFERENCE_SENTENCES
+    try:
+        corpus = ReferenceCorpus.load(REFERENCE_DIR)
+    except (FileNotFoundError, ValueError):
         return []
     # the page's own cap (resources.MAX_REFERENCE_SENTENCES), not a copy of it
-    hits, _ = reference_matches.__wrapped__(str(REFERENCE), REFERENCE.stat().st_mtime, word, False)
-    return hits
+    return corpus.contexts(ex.word_forms(word), MAX_REFERENCE_SENTENCES)[0]
 
 
 # ---- the page's work --------------------------------------------------------------------------------------
@@ -130,10 +131,9 @@ def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTa
 def occurrence_set(n_occ: int, labelled: bool) -> tuple[list[ex.Line], str]:
     """``n_occ`` reference-corpus sentences that contain "the" exactly once (one occurrence per sentence,
     about 20 tokens each); with ``labelled``, two made-up labels alternate (the scores' cost, not meaning)."""
-    from elmo_core.tokenize import tokenize
     lines = []
     for text in reference_lines():
-        toks = tokenize(text)[: ex.MAX_TOKENS_PER_LINE]
+        toks = text.split(" ")[: ex.MAX_TOKENS_PER_LINE]  # stored tokenized
         if sum(t.casefold() == "the" for t in toks) == 1 and 8 <= len(toks) <= 40:
             label = ("a" if len(lines) % 2 else "b") if labelled else None
             lines.append(ex.Line(text, label, tuple(toks)))

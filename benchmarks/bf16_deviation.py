@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/bf16_deviation.py [--device cpu|cuda] [--sentences N] [--model DIR] [--json OUT]
 
-Embeds the first N sentences of ``assets/reference_sentences.txt`` (already tokenized, split on spaces)
+Embeds the first N sentences of the reference corpus (``assets/reference/``, already tokenized, split on spaces)
 with the shipped default model (or ``--model``, a checkpoint directory) twice, stateless, in batches of 64:
 once in float32 and once with the whole biLM cast to bfloat16 (weights and activations; matrix products
 accumulate in float32 inside the kernels, results are rounded to bfloat16). For every layer and every
@@ -87,7 +87,8 @@ def main() -> None:
     device = torch.device(args.device)
     native = device.type == "cuda" or cpu_has_fast_bfloat16()
     count = args.sentences or (3000 if native else 60)
-    lines = (ROOT / "assets" / "reference_sentences.txt").read_text(encoding="utf-8").splitlines()
+    from elmo_core.reference import ReferenceCorpus
+    lines = ReferenceCorpus.load().sentences
     sentences = [line.split() for line in lines[:count] if line.strip()]
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False

@@ -3,7 +3,7 @@
 Usage: python benchmarks/embed_throughput.py [--models small original] [--batches 1 64] [--threads 2] [--device cpu]
        [--dtypes float32 bfloat16]
 
-For each (model, batch size) it embeds 20-token windows of real English (assets/reference_sentences.txt) in a fresh subprocess (so peak RSS is per case)
+For each (model, batch size) it embeds 20-token windows of real English (the first 3,000 sentences of assets/reference/) in a fresh subprocess (so peak RSS is per case)
 and prints tokens/s, FLOPs per token (multiply-add = 2 FLOPs, counted from the architecture), achieved
 GFLOP/s and peak memory. It also times a reference-style LSTM (one direction and one layer at a time,
 input projection inside the Python time loop, as AllenNLP's LstmCellWithProjection does) on the same
@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's elmo_core, not an installed one
 
-from elmo_core.paths import REFERENCE_SENTENCES  # noqa: E402
+from elmo_core.reference import ReferenceCorpus  # noqa: E402
 
 FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 SIZES = {"small": (1024, 128, 1), "original": (4096, 512, 2)}  # (cell dim C, projection P, highway)
@@ -39,9 +39,9 @@ def options(name):
 
 
 def real_sentences(count: int) -> list[list[str]]:
-    """``count`` 20-token windows of English from the shipped reference sentences (real text repeats words,
+    """``count`` 20-token windows of English from the shipped reference corpus (real text repeats words,
     which the biLM's one-CNN-pass-per-distinct-token exploits; the reference implementation does not)."""
-    tokens = REFERENCE_SENTENCES.read_text(encoding="utf-8").split()
+    tokens = " ".join(ReferenceCorpus.load().sentences[:3000]).split()
     return [tokens[i * 20 : (i + 1) * 20] for i in range(count)]
 
 

@@ -8,7 +8,7 @@ prints the server process's RSS every few sets, its peak and its final value.
 Loopback only (127.0.0.1, a free port), nothing downloaded. Bounded in count (--sets, --sessions <= 32)
 and time (--seconds: sessions stop taking new sets after it; the server is stopped at the end in any case).
 Each session types one set after another into its text box (the app suggests the word), as one user who
-keeps pasting new sentences; the sets are drawn from assets/reference_sentences.txt around frequent words
+keeps pasting new sentences; the sets are drawn from the first 3,000 sentences of the reference corpus (assets/reference/) around frequent words
 (seeded, so runs are comparable). Extra environment for the server (e.g. ELMO_EXPLORER_SESSION_MB) is passed
 through.
 """
@@ -46,7 +46,8 @@ def rss_mb(pid: int) -> tuple[float, float]:
 def sentence_sets(count: int, size: int, seed: int = 0) -> list[str]:
     """``count`` texts of ``size`` reference sentences that contain a frequent (non-stop) word."""
     from app.explore import _STOPWORDS
-    lines = [ln.strip() for ln in (ROOT / "assets" / "reference_sentences.txt").read_text(encoding="utf-8").splitlines()
+    from elmo_core.reference import ReferenceCorpus
+    lines = [ln.strip() for ln in ReferenceCorpus.load().sentences[:3000]
              if 5 <= len(ln.split()) <= 40]
     counts = collections.Counter(w.lower() for ln in lines for w in set(ln.split()) if w.isalpha() and len(w) > 3)
     words = [w for w, n in counts.most_common(600) if n >= size and w not in _STOPWORDS][:150]

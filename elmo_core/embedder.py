@@ -208,6 +208,33 @@ class Embedder:
         self.last_run_seconds = time.perf_counter() - start
         return results  # type: ignore[return-value]
 
+    def type_vectors(self, words: Sequence[str], batch_size: int = 1024) -> np.ndarray:
+        """Layer 0 of each word: float32 (n, 2P), row i the vector every occurrence of ``words[i]`` gets in
+        layer 0 of ``embed_batch`` (layer 0 is context-free: the character CNN, highway and projection of the
+        token alone, ELMO_SPEC.md section 3).
+
+        Each word runs as a one-token sentence and its layer-0 row is kept, so the vector is the model's own
+        layer 0 by construction, whatever the layer's layout; the LSTM steps over three positions are cheap
+        next to the CNN.
+
+        Raises: TypeError when a word is not a str; ValueError for an empty word or a ``batch_size`` < 1.
+        """
+        if isinstance(words, str):
+            raise TypeError("type_vectors() takes a list of words, not one str")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if any(not isinstance(w, str) for w in words):
+            raise TypeError("every word must be a str")
+        if any(not w for w in words):
+            raise ValueError("an empty word has no layer-0 vector")
+        out = np.zeros((len(words), self.dim), dtype=np.float32)
+        for first in range(0, len(words), batch_size):
+            ids = batch_to_ids([[w] for w in words[first:first + batch_size]]).to(self.device)
+            with torch.inference_mode():
+                layer0 = self.bilm(ids).activations[0][:, 1]  # position 0 is <S>
+            out[first:first + len(ids)] = layer0.float().cpu().numpy()
+        return out
+
     def embed_sentences(self, sentences: Iterable[Sequence[str]], batch_size: int = 64) -> Iterator[np.ndarray]:
         """Lazily embed a stream of sentences, ``batch_size`` at a time, in input order."""
         chunk: list[Sequence[str]] = []

@@ -212,24 +212,32 @@ def test_context_words_in_grey():
 
 
 def test_reference_corpus_neighbours(monkeypatch, tmp_path):
-    ref = tmp_path / "ref.txt"
-    ref.write_text("The bank of the river flooded .\nShe works at a bank .\nNothing here .\nBanks lend money .\n")
-    monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(ref))
+    from elmo_core.reference import write_reference
+    write_reference(tmp_path / "ref", ["The bank of the river flooded .", "She works at a bank .", "Nothing here .",
+                                       "Banks lend money ."], [("the", 9), ("bank", 5), ("river", 2), ("money", 1)], {})
+    monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "ref"))
     at = start(ex="bank", word="bank")
     no_errors(at)
     frames = [df.value for df in at.dataframe]
     ref_frame = next(f for f in frames if list(f.columns) == ["cos", "in context"])
     assert len(ref_frame) == 2 and all("«bank»" in s for s in ref_frame["in context"])
-
-
-def test_reference_sentences_are_split_not_retokenized(tmp_path):
+    # the layer-0 column: the input's types while the vocabulary's vectors compute, then the vocabulary's
     from app import resources
-    ref = tmp_path / "ref.txt"
-    ref.write_text("The industry 's bank closed .\nA bank ( the old one ) -- gone .\n")
-    hits, total = resources.reference_matches(str(ref), ref.stat().st_mtime, "bank", False)
-    assert total == 2
-    assert hits[0] == ("The", "industry", "'s", "bank", "closed", ".")
-    assert hits[1] == ("A", "bank", "(", "the", "old", "one", ")", "--", "gone", ".")
+    types = resources.type_vectors(resources.startup_model())
+    assert types is not None and types.words == ["the", "bank", "river", "money"]
+    assert types.wait(60)
+    at.run()
+    no_errors(at)
+    frame = frame_of(at)
+    assert "4 most frequent word types" in frame.layer0_note
+    assert [w for w, _ in frame.layer0_neighbours] and {w for w, _ in frame.layer0_neighbours} <= {"the", "river", "money"}
+
+
+def test_no_reference_corpus_is_said_not_hidden():
+    at = start(ex="bank", word="bank")  # app_env points ELMO_EXPLORER_REFERENCE at a missing folder
+    no_errors(at)
+    assert any("No reference corpus" in str(i.value) for i in at.info)
+    assert "among your sentences' words" in frame_of(at).layer0_note
 
 
 # ---- bad input ---------------------------------------------------------------------------------------------

@@ -79,3 +79,20 @@ def test_reference_neighbours_come_from_the_reference_table(bank):
     assert "Among 6 occurrences in 6 reference sentences (of 10 that contain it)." == frame.reference_note
     empty = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank", reference=Reference(None, 0, "none"))
     assert empty.reference_neighbours is None and empty.reference_note == "none"
+
+
+def test_layer_zero_neighbours_come_from_the_vocabulary_once_it_is_ready(bank, tiny_embedder_module):
+    from app.type_vectors import TypeVectors
+    table, occ = bank
+    vocab = ["bank", "banks", "tank", "river", "money", "the", "rank", "blank"]
+    types = TypeVectors(vocab, tiny_embedder_module.type_vectors)
+    waiting = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)
+    assert "in the background (0%)" in waiting.layer0_note
+    assert waiting.layer0_neighbours == ex.layer0_type_neighbours(table, None, int(table.rows(occ)[0]), 3)
+    types.run_now()
+    ready = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)
+    assert "8 most frequent word types" in ready.layer0_note
+    q = table.layers(False)[0][table.rows(occ)[0]]
+    v = tiny_embedder_module.type_vectors(vocab[1:])
+    sims = v @ q / np.linalg.norm(v, axis=1) / np.linalg.norm(q)
+    assert [w for w, _ in ready.layer0_neighbours] == [vocab[1:][i] for i in np.argsort(-sims)[:3]]

@@ -231,29 +231,13 @@ def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenT
 
 
 def reference_table(model: resources.LoadedModel, word: str, inflections: bool) -> tuple[ex.TokenTable | None, int, str]:
-    """Reference-corpus sentences with the word, embedded on demand (progress bar) and cached."""
-    if not resources.reference_available():
-        return None, 0, (f"No reference corpus at {md(resources.reference_path())}: reference neighbours are skipped "
-                         "(set ELMO_EXPLORER_REFERENCE to a file with one sentence per line).")
-    tokens, total = resources.reference_for_word(word, inflections)
-    if not tokens:
-        return None, 0, f"“{md(word)}” does not occur in the reference corpus ({resources.reference_size():,} sentences)."
-    key = (model.key, word.casefold(), inflections, len(tokens))
-    memo = ss.get("_ref_table")
-    if memo is not None and memo[0] == key:
-        return memo[1], total, ""
-    bar = st.progress(0.0, text=f"Embedding {len(tokens)} reference sentences…")
+    """The word's reference sentences, embedded on demand (with a progress bar) and cached per model."""
+    bar = st.empty()
     try:
-        acts, _ = resources.embed(model, tokens, lambda d, t: bar.progress(d / t, text=f"Embedding reference "
-                                                                           f"sentences: {d}/{t}"))
-    except Exception as err:
+        return resources.reference_table(model, word, inflections, lambda d, t: bar.progress(
+            d / t, text=f"Embedding the reference sentences for “{md(word)}”: {d}/{t}"))
+    finally:
         bar.empty()
-        return None, 0, f"The biLM failed on the reference sentences: {md(err)}"
-    bar.empty()
-    lines = [ex.Line(" ".join(t), None, tuple(t)) for t in tokens]
-    table = ex.TokenTable(lines, acts)
-    ss["_ref_table"] = (key, table)
-    return table, total, ""
 
 
 # ---- the live part: sliders, map, neighbours, layers, export ------------------------------------------------
@@ -303,7 +287,7 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     with st.spinner(f"Projecting {len(occurrences)} points with {method_name}…"):
         frame = compute_frame(table, occurrences, controls, ss.get(FRAME), model_key=model.key, word=word,
                               reference=Reference(ref, ref_total, ref_note),
-                              umap_state=resources.umap_warm_up().state)
+                              umap_state=resources.umap_warm_up().state, types=resources.type_vectors(model))
     ss[FRAME] = frame
     ss["query_occ"] = frame.query  # before the selectbox is drawn, so a click moves it
     s = frame.s
@@ -381,7 +365,7 @@ def neighbours_tab(frame: Frame, occurrences, table) -> None:
                      hide_index=True, width="stretch",
                      column_config={"cos": st.column_config.NumberColumn(format="%.3f")})
         st.caption("Layer 0 ignores context: these are spelling/usage neighbours of the word type, like the "
-                   "GloVe column of the ELMo paper's Table 4.")
+                   f"GloVe column of the ELMo paper's Table 4. {frame.layer0_note}")
     with mid:
         st.markdown("**ELMo mix: your sentences**")
         rows_out = frame.neighbours

@@ -43,6 +43,24 @@ def wordnet_example_set(src_dir: Path) -> set[str]:
     return out
 
 
+def probe_sentences(src_dir: Path) -> set[str]:
+    """Every sentence a probe scores, tokenised and space-joined: the WordNet quoted spans
+    (``wordnet_example_set``) and the sentences of the shipped sense probes (``assets/probes/*.tsv``).
+
+    The explorer's reference corpus (``scripts/build_reference_corpus.py``) leaves all of them out, so a
+    reference neighbour is never a probe item; compare lower-cased to catch a copy that differs in case.
+
+    Returns: the sentences; the WordNet part is empty if WordNet is not in ``src_dir``.
+    """
+    from ..paths import OWN_SENTENCES, SENSE_PROBE
+    from ..senses import read_sense_sentences
+
+    out = wordnet_example_set(src_dir)
+    for path in (SENSE_PROBE, OWN_SENTENCES):
+        out.update(" ".join(item.tokens) for item in read_sense_sentences(path))
+    return out
+
+
 def source_sentences(src: Source, src_dir: Path) -> Iterator[tuple[str, str]]:
     """Yield (document id, tokenised sentence as a space-joined string) for one source.
 
