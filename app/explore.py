@@ -9,10 +9,8 @@ widgets and ``app/figures.py`` draws them.
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
 import functools
-import io
 import math
 import re
 import threading
@@ -22,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from app.clusters import discover
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 
 # ---- caps ------------------------------------------------------------------------------------------
@@ -482,6 +481,10 @@ class UmapWarmUp:
         except Exception as err:  # umap missing or broken: the app falls back to PCA and says so
             self.state, self.error = "failed", f"{type(err).__name__}: {err}"
         self.seconds = time.perf_counter() - start
+        try:  # t-SNE's first fit in a process loads and initialises its extension (seconds): do it here too
+            tsne_fit(l2_normalise(np.random.default_rng(0).normal(size=(40, 16)).astype(np.float32)), 0)
+        except Exception:  # t-SNE then pays it on first use; nothing else depends on it
+            pass
 
 
 def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
@@ -502,6 +505,34 @@ def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
                             random_state=seed, init="pca" if init is None else init,
                             n_epochs=None if init is None else 60)
         return reducer.fit_transform(data).astype(np.float64)
+
+
+TSNE_MAX_ITER = 400  # a fit from scratch: scikit-learn's 250 early-exaggeration steps, then 150 more
+TSNE_WARM_ITER = 250  # a refit that starts from the previous layout (scikit-learn's minimum)
+
+
+def tsne_fit(x: np.ndarray, seed: int, init: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """t-SNE (scikit-learn, cosine metric) of the rows of ``x`` (n, D), n >= 5, bounded in time.
+
+    A fit from scratch starts from PCA and stops after ``TSNE_MAX_ITER`` iterations (scikit-learn's default of
+    1,000 took 3 s at 200 points on 2 busy cores); a refit from ``init`` (n, 2), the previous layout, runs
+    ``TSNE_WARM_ITER`` iterations without early exaggeration, which would blow the settled layout apart.
+    The Barnes-Hut gradient runs on one OpenMP thread: on a shared 2-core server its threads waited for each
+    other (benchmarks/app_speed.py: 1.6 s on one thread vs 25-35 s on two for 500 iterations at load 6).
+
+    Returns: ((n, 2) float64 coordinates, scikit-learn's ``n_iter_``: the iterations run, at most the cap).
+    """
+    from sklearn.manifold import TSNE
+    from threadpoolctl import threadpool_limits
+    n = len(x)
+    perplexity = float(min(30.0, max(2.0, (n - 1) / 3)))
+    warm = init is not None
+    tsne = TSNE(n_components=2, perplexity=perplexity, metric="cosine", random_state=seed,
+                init=init.astype(np.float32) if warm else "pca", early_exaggeration=1.0 if warm else 12.0,
+                max_iter=TSNE_WARM_ITER if warm else TSNE_MAX_ITER)
+    with threadpool_limits(limits=1):  # OpenMP and BLAS
+        coords = tsne.fit_transform(x).astype(np.float64)
+    return coords, int(tsne.n_iter_)
 
 
 @dataclass
@@ -608,11 +639,7 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
     elif chosen == "umap":
         coords = _umap_fit(x, seed, previous)
     else:
-        from sklearn.manifold import TSNE
-        perplexity = float(min(30.0, max(2.0, (n - 1) / 3)))
-        init = previous.astype(np.float32) if previous is not None else "pca"
-        coords = TSNE(n_components=2, perplexity=perplexity, init=init, metric="cosine", random_state=seed,
-                      max_iter=250 if previous is not None else 1000).fit_transform(x).astype(np.float64)
+        coords, _ = tsne_fit(x, seed, previous)
     if previous is not None:
         coords = procrustes_align(coords, previous)
     return Projection(coords, chosen, note)
@@ -730,7 +757,7 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     """Silhouette (cosine) and, with sense labels, leave-one-out 1-NN accuracy.
 
     Without labels (fewer than 2 distinct ones), the silhouette is that of the best 2..6-cluster split found
-    by average-linkage clustering: how clearly the occurrences fall into groups at all.
+    by average-linkage clustering (``app.clusters.discover``): how clearly the occurrences fall into groups at all.
     """
     from sklearn.metrics import silhouette_score
     zero = zero_rows(x)
@@ -754,49 +781,11 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
         return Separation(None, None, None, "Too few occurrences for a score.")
     if float(np.ptp(x, axis=0).max()) == 0.0:
         return Separation(None, None, None, "All vectors are identical.")
-    from sklearn.cluster import AgglomerativeClustering
-    dist = cosine_distances(x)  # once, for the five clusterings and their silhouettes
-    best = None
-    for k in range(2, min(6, n - 1) + 1):
-        found = AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(dist)
-        if len(set(found)) < 2:
-            continue
-        s = float(silhouette_score(dist, found, metric="precomputed"))
-        if best is None or s > best[0]:
-            best = (s, k)
-    if best is None:
+    found = discover(x)  # the Senses tab's split: one answer to "how many groups" on the page
+    if found is None:
         return Separation(None, None, None, "No grouping found.")
-    return Separation(best[0], None, None, f"No sense labels: silhouette of the best split into {best[1]} groups.")
-
-
-# ---- export ---------------------------------------------------------------------------------------------
-def vectors_csv(lines: Sequence[Line], occurrences: Sequence[Occurrence], x: np.ndarray) -> bytes:
-    """CSV: one row per occurrence with its sentence, label and the vector's D values."""
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["sentence_index", "token_index", "token", "label", "sentence"] + [f"v{i}" for i in range(x.shape[1])])
-    for occ, vec in zip(occurrences, x):
-        writer.writerow([occ.line, occ.position, occ.token, occ.label or "", lines[occ.line].text]
-                        + [f"{v:.6g}" for v in vec])
-    return buf.getvalue().encode("utf-8")
-
-
-def coords_csv(occurrences: Sequence[Occurrence], coords: np.ndarray, lines: Sequence[Line]) -> bytes:
-    """CSV of the map: sentence/token index, token, label, x, y."""
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["sentence_index", "token_index", "token", "label", "x", "y", "sentence"])
-    for occ, (cx, cy) in zip(occurrences, coords):
-        writer.writerow([occ.line, occ.position, occ.token, occ.label or "", f"{cx:.6g}", f"{cy:.6g}",
-                         lines[occ.line].text])
-    return buf.getvalue().encode("utf-8")
-
-
-def npy_bytes(x: np.ndarray) -> bytes:
-    """The array in NumPy's .npy format (load with ``np.load(io.BytesIO(data))``)."""
-    buf = io.BytesIO()
-    np.save(buf, np.asarray(x), allow_pickle=False)
-    return buf.getvalue()
+    return Separation(found.silhouette, None, None,
+                      f"No sense labels: silhouette of the best split into {found.k} groups.")
 
 
 # ---- the shareable view (URL query parameters) -----------------------------------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app import explore as ex
+from app.clusters import SenseClusters, discover
 from app.safe import md
 
 MAX_MATRIX_OCCURRENCES = 150  # similarity matrices spread this many occurrences at most
@@ -35,6 +36,7 @@ class Controls:
     k: int = 10
     same_word_only: bool = False
     inflections: bool = False
+    n_clusters: int = 0  # the Senses tab's number of clusters; 0: chosen by silhouette
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,8 @@ class Frame:
     layout: (signature, coords) to warm-start the next projection of the same points; query: the query
     occurrence; layer0_neighbours: [(word type, cosine)]; neighbours: [(token, label, cosine, context)] in the
     sentences; reference_neighbours: [(cosine, context)] or None; panels: [(name, (m, m) cosine matrix)] per
-    layer and the mix over ``shown`` occurrences; separation: per layer and the mix; notes: for the user.
+    layer and the mix over ``shown`` occurrences; separation: per layer and the mix; clusters: the occurrences'
+    sense clusters in the mix (None when they cannot be split); notes: for the user.
     """
 
     controls: Controls
@@ -85,6 +88,7 @@ class Frame:
     separation: list[ex.Separation]
     separation_key: tuple
     map_ms: float
+    clusters: SenseClusters | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -218,6 +222,7 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
         per_layer = [ex.separation(vecs[j], labels) for j in range(num_layers)]
     scores = per_layer + [ex.separation(vecs[-1], labels)] if n >= 2 else []
 
+    clusters = None if same else discover(x, controls.n_clusters or None)
     zero = ex.zero_rows(x)
     notes = []
     if n > MAX_MATRIX_OCCURRENCES:
@@ -226,4 +231,67 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
                  query, controls.clicked, ex.layer0_type_neighbours(table, reference.table if reference else None,
                                                                     q_row, int(controls.k)),
                  _sentence_neighbours(table, mixed, rows, q_row, controls), reference_rows, reference_note,
-                 names, panels, shown, scores, sep_key, map_ms, notes)
+                 names, panels, shown, scores, sep_key, map_ms, clusters, notes)
+
+
+# ---- small multiples: layer 0, 1, 2 and the mix side by side ------------------------------------------------
+@dataclass
+class LayerMaps:
+    """The map of every layer next to the mix's, for ``frame``'s occurrences.
+
+    names: the panel titles (layers 0..L, then the mix); coords: per panel (n, 2), each layer's fit
+    Procrustes-aligned (rotation, reflection, scale, shift) onto the mix's layout, so the panels share one
+    orientation and scale and only the arrangement differs; notes: per panel ("" or why it looks as it does);
+    method: the projection every panel used (the one the mix's map used); fits: the layers' unaligned fits,
+    which do not depend on w or gamma (reused while ``key`` holds).
+    """
+
+    key: tuple
+    method: str
+    names: list[str]
+    coords: list[np.ndarray]
+    notes: list[str]
+    fits: list[np.ndarray]
+
+
+def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = None,
+               umap_state: str = "ready") -> LayerMaps | None:
+    """Small multiples for a frame: each layer projected alone with the method of the frame's map, aligned
+    to the mix's map (its occurrence points).
+
+    Args:
+        previous: the last result; its layer fits are reused when the points, layer norm and method are the
+            same (a slider move changes only the mix panel and the alignment).
+    Returns: None when the frame has no map (fewer than 3 occurrences).
+    """
+    if frame.coords is None:
+        return None
+    n = len(frame.rows)
+    method = frame.projection.method if frame.projection.method in ("pca", "umap", "tsne") else "pca"
+    key = (frame.signature[:2], frame.controls.layer_norm, method)
+    layers = table.layers(frame.controls.layer_norm)
+    num_layers = table.num_layers
+    mix = frame.coords[:n]
+    fits, notes = [], []
+    for j in range(num_layers):
+        if previous is not None and previous.key == key:
+            fits, notes = previous.fits, previous.notes[:num_layers]
+            break
+        x = layers[j][frame.rows]
+        if ex.nearly_identical(x):
+            fits.append(np.zeros((n, 2)))
+            notes.append("every occurrence has the same vector here: one spot")
+            continue
+        found = _project(x, method, None, umap_state)
+        fits.append(found.coords if found.coords is not None else np.zeros((n, 2)))
+        notes.append(found.note if found.method == method else f"{METHOD_NAMES.get(found.method, found.method)}: "
+                                                                 f"{found.note}")
+    aligned = []
+    for fit in fits:
+        if float(np.ptp(fit, axis=0).max()) == 0.0:
+            aligned.append(np.repeat(mix.mean(axis=0, keepdims=True), n, axis=0))  # one spot, at the mix's centre
+        else:
+            aligned.append(ex.procrustes_align(fit, mix))
+    names = [layer_name(j, num_layers) for j in range(num_layers)] + ["ELMo mix (current s, γ)"]
+    mix_note = "one spot (all vectors the same)" if frame.same_vector else ""
+    return LayerMaps(key, method, names, aligned + [mix], list(notes) + [mix_note], fits)

@@ -15,7 +15,8 @@ from app import explore as ex
 
 W_RANGE = ex.W_RANGE  # the w sliders' range (the URL parser clips to it too)
 W_STEP = 0.1
-KEPT = ("nn_k", "nn_same_word", "query_occ", "color_by")  # controls outside the URL that outlive a page switch
+# controls outside the URL that outlive a page switch
+KEPT = ("nn_k", "nn_same_word", "query_occ", "color_by", "map_view", "n_clusters", "compare_a", "compare_b")
 _SAVED = "_explorer_kept"
 
 

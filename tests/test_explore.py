@@ -5,7 +5,6 @@ Procrustes) on small arrays built for the purpose.
 """
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -275,6 +274,31 @@ def test_project_tsne_warm_start():
     assert again.coords.shape == (20, 2)
 
 
+def test_tsne_is_bounded_and_starts_from_pca(monkeypatch):
+    from sklearn import manifold
+    rng = np.random.default_rng(5)
+    x = ex.l2_normalise(np.concatenate([rng.normal(size=(15, 8)) + 3, rng.normal(size=(15, 8)) - 3]))
+    made = []
+    real = manifold.TSNE
+
+    def spy(**kw):
+        made.append(kw)
+        return real(**kw)
+
+    monkeypatch.setattr(manifold, "TSNE", spy)
+    coords, iterations = ex.tsne_fit(x, 0)
+    assert made[-1]["init"] == "pca" and made[-1]["max_iter"] == ex.TSNE_MAX_ITER < 1000
+    assert iterations <= ex.TSNE_MAX_ITER and coords.shape == (30, 2)
+    # the two groups stay apart after the capped run: every point is nearer its own group's centre
+    centres = np.stack([coords[:15].mean(0), coords[15:].mean(0)])
+    nearest = np.argmin(((coords[:, None] - centres[None]) ** 2).sum(-1), axis=1)
+    assert nearest.tolist() == [0] * 15 + [1] * 15
+    _, warm_iterations = ex.tsne_fit(x, 0, coords)
+    assert made[-1]["max_iter"] == ex.TSNE_WARM_ITER and made[-1]["early_exaggeration"] == 1.0
+    assert warm_iterations <= ex.TSNE_WARM_ITER
+    np.testing.assert_array_equal(made[-1]["init"], coords.astype(np.float32))
+
+
 def test_umap_projection_separates_clusters_and_stays_put():
     pytest.importorskip("umap")
     warm = ex.UmapWarmUp().run_now()
@@ -336,17 +360,6 @@ def test_separation_without_labels_and_too_few():
 
 
 # ---- export and the URL view -------------------------------------------------------------------------------------
-def test_exports():
-    lines = [ex.Line("The bank , ok", "river", ("The", "bank", ",", "ok"))]
-    occ = [ex.Occurrence(0, 1, "bank", "river")]
-    x = np.array([[0.5, -1.25]], dtype=np.float32)
-    csv_text = ex.vectors_csv(lines, occ, x).decode()
-    assert csv_text.splitlines()[0] == "sentence_index,token_index,token,label,sentence,v0,v1"
-    assert csv_text.splitlines()[1] == '0,1,bank,river,"The bank , ok",0.5,-1.25'
-    np.testing.assert_array_equal(np.load(io.BytesIO(ex.npy_bytes(x))), x)
-    assert ex.coords_csv(occ, np.array([[1.0, 2.0]]), lines).decode().splitlines()[1].startswith("0,1,bank,river,1,2,")
-
-
 def test_view_round_trip_and_garbage():
     examples = {name: e.text for name, e in EXAMPLE_SETS.items()}
     view = ex.View(text=examples["bank"], example="bank", word="bank", weights=(1.0, -0.5, 0.0), gamma=2.0,

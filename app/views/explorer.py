@@ -2,8 +2,8 @@
 
 Widgets and wiring only; the logic is in ``app/explore.py``, figures in ``app/figures.py``, caches in
 ``app/resources.py``. Session-state keys of this page: sentences, word, inflections, w_0..w_L, gamma,
-layer_norm, projection, context, color_by, query_occ, nn_k, nn_same_word, map_chart; private ones start
-with "_".
+layer_norm, projection, context, color_by, query_occ, nn_k, nn_same_word, map_chart, map_view, n_clusters,
+compare_a, compare_b; private ones start with "_".
 """
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ import numpy as np
 import streamlit as st
 
 from app import explore as ex
-from app import figures, resources, state
+from app import compare, exports, figures, resources, state
+from app.clusters import MAX_CLUSTERS, NO_CLUSTER, agreement
 from app.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS, find_example
-from app.frame import METHOD_NAMES, Controls, Frame, Reference, compute_frame, layer_name, marked
+from app.frame import METHOD_NAMES, Controls, Frame, Reference, compute_frame, layer_maps, layer_name, marked
 from app.safe import md
 
 ss = st.session_state
@@ -295,9 +296,11 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
                 break
     except (TypeError, ValueError, AttributeError):
         clicked = None
+    n_clusters = ss.get("n_clusters")
     controls = Controls(tuple(w), gamma, bool(ss["layer_norm"]), ss["projection"], bool(ss["context"]),
                         int(ss.get("query_occ") or 0), clicked, int(ss.get("nn_k", 10)),
-                        bool(ss.get("nn_same_word")), bool(ss.get("inflections")))
+                        bool(ss.get("nn_same_word")), bool(ss.get("inflections")),
+                        n_clusters if isinstance(n_clusters, int) else 0)
     ref, ref_total, ref_note = reference_table(model, word, controls.inflections)
     method_name = METHOD_NAMES.get(controls.projection, "the automatic projection")
     with st.spinner(f"Projecting {len(occurrences)} points with {method_name}…"):
@@ -319,39 +322,59 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
                    f"{', '.join(f'#{i + 1}' for i in np.flatnonzero(zero)[:10])}): a zero vector has no direction, "
                    "so it has no meaningful cosine similarity. It is left out of the separation scores; check "
                    "the model's weights.")
-    tabs = st.tabs(["Contexts map", "Nearest neighbours", "Layers", "Export"])
+    tabs = st.tabs(["Contexts map", "Nearest neighbours", "Layers", "Senses (clusters)", "Compare models", "Export"])
     with tabs[0]:
         if frame.same_vector:
             why = ("layer 0 is context-free, so a word's vector does not depend on its sentence" if s[0] > 0.99
                    else "the occurrences do not differ in this mix (e.g. identical sentences)")
             st.info(f"All {len(occurrences)} occurrences have the same vector here: {why}. They are drawn at one "
                     "spot; move weight to layers 1 and 2 to see context effects.")
-        map_tab(frame, occurrences, table)
+        map_tab(frame, occurrences, table, model.display_name)
     with tabs[1]:
         neighbours_tab(frame, occurrences, table)
     with tabs[2]:
         layers_tab(frame, occurrences)
     with tabs[3]:
-        export_tab(table, occurrences, frame.vectors, frame.projection, word)
+        senses_tab(frame, occurrences, table)
+    with tabs[4]:
+        compare_tab(model, table, frame, occurrences)
+    with tabs[5]:
+        export_tab(table, occurrences, frame, model.display_name)
     sync_url(num_layers)
     state.remember(ss)
 
 
-def map_tab(frame: Frame, occurrences, table) -> None:
+def colour_choices(occurrences, frame: Frame) -> list[str]:
+    """The colour-by options for this input; the kept choice is reset when it is not one of them."""
+    options = (["label"] if any(o.label for o in occurrences) else []) + ["sentence"]
+    if frame.clusters is not None:
+        options.append("cluster")
+    if ss.get("color_by") not in options:
+        ss["color_by"] = options[0]
+    return options
+
+
+def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     n = len(occurrences)
     proj, context_rows = frame.projection, frame.context_rows
     if proj.coords is None:
         st.warning(f"“{md(frame.word)}” occurs {n} time(s): a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points, "
                    "so there is no map. The occurrences above, the neighbours and the export still work.")
         return
-    has_labels = any(o.label for o in occurrences)
-    if has_labels:
-        st.radio("colour by", ["label", "sentence"], key="color_by", horizontal=True)
-    color_by = ss.get("color_by", "label") if has_labels else "sentence"
-    fig = figures.frame_map(frame, occurrences, table, color_by)
-    ss["_map_figure"] = fig
-    st.plotly_chart(fig, key="map_chart", on_select="rerun", selection_mode="points", width="stretch")
+    left, right = st.columns([1, 1], vertical_alignment="center")
+    left.radio("colour by", colour_choices(occurrences, frame), key="color_by", horizontal=True,
+               help="cluster: the groups found in the current mix without using labels (Senses tab).")
+    right.radio("show", ["the mix", "layers side by side"], key="map_view", horizontal=True,
+                help="Layer 0, 1, 2 and the current mix next to each other, each projected alone with the same "
+                     "method and turned onto the mix's map, so you can see where context comes in.")
+    color_by = ss["color_by"]
     method = METHOD_NAMES.get(proj.method, proj.method)
+    settings = exports.Settings.of_frame(frame, model_name)
+    stem = exports.file_stem(frame.word, model_name, "map")
+    fig = figures.frame_map(frame, occurrences, table, color_by, title=exports.map_title(settings, method))
+    ss["_map_figure"] = fig
+    st.plotly_chart(fig, key="map_chart", on_select="rerun", selection_mode="points", width="stretch",
+                    config=exports.png_config(stem))
     what = f"the {n} occurrence vectors" + (f" and {len(context_rows)} other words" if len(context_rows) else "")
     st.caption(f"{method} of {what} (cosine geometry: vectors scaled to unit length; the axes have no units). "
                f"Click a point to make it the neighbours query (ring). {proj.note} "
@@ -359,6 +382,25 @@ def map_tab(frame: Frame, occurrences, table) -> None:
     st.button("Re-fit the layout from scratch", key="refit", on_click=forget_layout,
               help="The map normally starts from its previous layout so that points stay put while you move "
                    "the sliders; this computes a fresh one.")
+    if ss.get("map_view") == "layers side by side":
+        layers_side_by_side(frame, occurrences, table, color_by, settings)
+
+
+def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, settings) -> None:
+    with st.spinner("Projecting each layer…"):
+        maps = layer_maps(table, frame, ss.get("_layer_maps"), resources.umap_warm_up().state)
+    if maps is None:
+        return
+    ss["_layer_maps"] = maps
+    method = METHOD_NAMES.get(maps.method, maps.method)
+    clusters = frame.clusters.labels if frame.clusters is not None else None
+    fig = figures.small_multiples(maps, occurrences, table.lines, color_by, clusters,
+                                  title=exports.map_title(settings, method) + " · layers side by side")
+    st.plotly_chart(fig, key="layer_maps_chart", width="stretch",
+                    config=exports.png_config(exports.file_stem(frame.word, settings.model, "layers")))
+    st.caption(f"Each panel is a {method} of one layer's vectors of the {len(occurrences)} occurrences, rotated, "
+               "reflected and scaled onto the mix's map (Procrustes), so the same place means the same in every "
+               "panel. Layer 0 sees only the word's spelling; layers 1 and 2 see the sentence.")
 
 
 def neighbours_tab(frame: Frame, occurrences, table) -> None:
@@ -428,29 +470,183 @@ def layers_tab(frame: Frame, occurrences) -> None:
                + (scores[0].note or ""))
 
 
-def export_tab(table, occurrences, x, proj, word) -> None:
+def colour_by_cluster() -> None:
+    ss["color_by"] = "cluster"
+
+
+def senses_tab(frame: Frame, occurrences, table) -> None:
+    n = len(occurrences)
+    c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
+    c1.selectbox("number of clusters", [0] + list(range(2, MAX_CLUSTERS + 1)), key="n_clusters",
+                 format_func=lambda k: "auto (best silhouette)" if k == 0 else str(k),
+                 help="Auto tries 2 to 6 clusters and keeps the split with the highest silhouette.")
+    found = frame.clusters
+    if found is None:
+        st.info(f"The {n} occurrence(s) cannot be split into clusters here: "
+                + ("they all have the same vector in this mix." if frame.same_vector else
+                   "clustering needs at least 3 occurrences with a non-zero vector."))
+        return
+    c2.button("Colour the map by cluster", key="colour_by_cluster", on_click=colour_by_cluster)
+    how = ("chosen by silhouette among " + ", ".join(str(k) for k in found.silhouettes) if found.chosen_by == "silhouette"
+           else "set by hand")
+    st.markdown(f"**{found.k} clusters** in the current mix ({how}); silhouette {found.silhouette:.2f} "
+                "(−1…1, higher = groups further apart). " + md(found.note))
+    if len(found.silhouettes) > 1:
+        st.caption("Silhouette per number of clusters: " + ", ".join(
+            f"{k}: {v:.2f}" for k, v in found.silhouettes.items()))
+    labels = [o.label for o in occurrences]
+    agree = agreement(found, labels)
+    if agree is not None:
+        st.markdown(f"**Agreement with your labels:** adjusted Rand index **{agree.ari:.2f}** over {agree.n} "
+                    "labelled occurrences (1 = the clusters are exactly your senses, about 0 = no better than "
+                    "chance). Occurrences per sense (rows) and cluster (columns):")
+        st.dataframe({"sense": agree.senses, **{f"cluster {c + 1}": agree.counts[:, j].tolist()
+                                                 for j, c in enumerate(agree.clusters)}}, hide_index=True)
+    elif any(labels):
+        st.caption("Fewer than two labelled senses: no agreement score.")
     lines = table.lines
-    safe = "".join(ch if ch.isalnum() else "_" for ch in word)[:40] or "word"
-    layers_occ = table.layers(False)[:, table.rows(occurrences)]  # (L+1, n, D)
+    for c in sorted(set(found.labels.tolist())):
+        members = found.members(c)
+        colour = figures.PALETTE[c % len(figures.PALETTE)] if c != NO_CLUSTER else figures.GREY
+        name = f"cluster {c + 1}" if c != NO_CLUSTER else "no cluster (all-zero vector)"
+        rows = []
+        for i in members:
+            occ = occurrences[i]
+            before, target, after = ex.highlight_parts(lines[occ.line].tokens, occ.position, window=12)
+            label = f'<span class="lab">{html.escape(occ.label)}</span> ' if occ.label else ""
+            rows.append(f"<li><span class='num'>#{i + 1}</span> {label}{html.escape(before)} "
+                        f"<mark>{html.escape(target)}</mark> {html.escape(after)}</li>")
+        st.html(f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
+                f"border-radius:6px;background:{colour};margin-right:6px'></span><b>{name}</b> · "
+                f"{len(members)} occurrence(s)</div><ul class='occ'>{''.join(rows)}</ul>")
+    st.caption("Average-linkage clustering of the occurrences' vectors in the current mix, by cosine distance "
+               "(scikit-learn); move the sliders and the clusters follow the mix.")
+
+
+def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame, occurrences) -> None:
+    choices = resources.comparison_choices()
+    labels = list(choices)
+    for key in ("compare_a", "compare_b"):
+        if ss.get(key) is not None and ss[key] not in labels:
+            del ss[key]  # a model that went away (an unloaded upload): back to the placeholder
+    st.caption("The same sentences, word and layer weights with two models: the maps side by side (the right "
+               "one turned onto the left one, since a projection's rotation means nothing) and the separation "
+               "scores per layer.")
+    if len(labels) < 2:
+        st.info("Only one model is available here. Load your own under “Load your own ELMo” in the sidebar to "
+                "compare it with this one.")
+        return
+    c1, c2 = st.columns(2)
+    c1.selectbox("left model", labels, key="compare_a", index=None, placeholder="pick a model")
+    c2.selectbox("right model", labels, key="compare_b", index=None, placeholder="pick a model")
+    a, b = ss.get("compare_a"), ss.get("compare_b")
+    if a is None or b is None:
+        st.info("Pick two models to compare.")
+        return
+    if a == b:
+        st.info("Pick two different models.")
+        return
+    models = []
+    for label in (a, b):
+        try:
+            loaded = resources.comparison_model(choices[label])
+        except (KeyError, FileNotFoundError, ValueError) as err:
+            st.error(f"Could not load {md(label)}: {md(err)}")
+            return
+        other = table if loaded.key == model.key else embed_for(loaded, table.lines)
+        if other is None:
+            return
+        models.append((label.rsplit(" (", 1)[0], loaded.key, other))
+    with st.spinner("Projecting both models…"):
+        sides = compare.compare(models, occurrences, frame.controls, frame.word, ss.get("_compare_sides", ()),
+                                resources.umap_warm_up().state)
+    ss["_compare_sides"] = sides
+    color_by = ss.get("color_by", "label")
+    figs = figures.comparison_maps(sides, occurrences, table, color_by if color_by != "cluster" else "label")
+    cols = st.columns(len(sides))
+    for j, (col, side, fig) in enumerate(zip(cols, sides, figs)):
+        with col:
+            if fig is None:
+                st.info("No map: fewer than 3 occurrences.")
+            else:
+                stem = exports.file_stem(frame.word, side.name, "map")
+                st.plotly_chart(fig, key=f"compare_map_{j}", width="stretch", config=exports.png_config(stem))
+            chart = figures.frame_separation(side.frame)
+            if chart is not None:
+                chart.update_layout(height=280)
+                st.plotly_chart(chart, key=f"compare_sep_{j}", width="stretch")
+    st.markdown("**Separation scores per layer**")
+    st.dataframe(compare.score_rows(sides), hide_index=True, width="stretch")
+    note = sides[0].frame.separation[0].note if sides[0].frame.separation else ""
+    st.caption("1-NN: leave-one-out nearest-neighbour accuracy with your labels; silhouette: cosine, −1…1. "
+               + md(note))
+
+
+def embed_for(loaded: resources.LoadedModel, lines) -> ex.TokenTable | None:
+    """Another model's activations of the same sentences (the shared cache; progress for long sets)."""
+    key = (loaded.key, tuple(ln.tokens for ln in lines))
+    memo = ss.get("_compare_tables", {})
+    if key in memo:
+        return memo[key]
+    bar = st.empty()
+    try:
+        with st.spinner(f"Running {md(loaded.display_name)} on the sentences…"):
+            acts, _ = resources.embed(loaded, [ln.tokens for ln in lines],
+                                      lambda d, t: bar.progress(d / t, text=f"{d}/{t} sentences") if t > 32 else None)
+    except Exception as err:
+        st.error(f"{md(loaded.display_name)} failed on these sentences: {md(err)}")
+        return None
+    bar.empty()
+    table = ex.TokenTable(lines, acts)
+    memo = {k: v for k, v in memo.items() if k[1] == key[1]}  # same sentences only: at most the two sides
+    memo[key] = table
+    ss["_compare_tables"] = dict(list(memo.items())[-2:])
+    return table
+
+
+def export_tab(table, occurrences, frame: Frame, model_name: str) -> None:
+    lines = table.lines
+    x, proj, word = frame.vectors, frame.projection, frame.word
+    settings = exports.Settings.of_frame(frame, model_name)
+    clusters = frame.clusters.labels if frame.clusters is not None else None
+
+    def stem(what: str) -> str:
+        return exports.file_stem(word, model_name, what)
+
+    layers_occ = table.layers(frame.controls.layer_norm)[:, frame.rows]  # (L+1, n, D), as mixed
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Vectors, current mix (CSV)", lambda: ex.vectors_csv(lines, occurrences, x),
-                       file_name=f"elmo_{safe}_mix.csv", mime="text/csv", key="dl_csv", on_click="ignore")
-    c1.download_button("Vectors, current mix (.npy, n × D)", lambda: ex.npy_bytes(x),
-                       file_name=f"elmo_{safe}_mix.npy", mime="application/octet-stream", key="dl_npy", on_click="ignore")
-    c2.download_button("All layers (.npy, (L+1) × n × D)", lambda: ex.npy_bytes(layers_occ),
-                       file_name=f"elmo_{safe}_layers.npy", mime="application/octet-stream", key="dl_layers",
+    c1.download_button("Vectors, current mix (CSV)", lambda: exports.vectors_csv(lines, occurrences, x, settings),
+                       file_name=stem("mix") + ".csv", mime="text/csv", key="dl_csv", on_click="ignore")
+    c1.download_button("Vectors, current mix (.npz, n × D)",
+                       lambda: exports.npz_bytes({"vectors": x}, settings, lines, occurrences),
+                       file_name=stem("mix") + ".npz", mime="application/octet-stream", key="dl_npy", on_click="ignore")
+    c1.download_button("All layers (.npz, (L+1) × n × D)",
+                       lambda: exports.npz_bytes({"layers": layers_occ}, settings, lines, occurrences),
+                       file_name=stem("layers") + ".npz", mime="application/octet-stream", key="dl_layers",
                        on_click="ignore")
+    if not np.isfinite(x).all():
+        c2.warning("No Projector export: some vectors have non-finite values, which the Projector cannot read.")
+    else:
+        c2.download_button("Embedding Projector (vectors.tsv + metadata.tsv, .zip)",
+                           lambda: exports.projector_zip(lines, occurrences, x, settings, clusters),
+                           file_name=stem("projector") + ".zip", mime="application/zip", key="dl_projector",
+                           on_click="ignore")
+        c2.caption("Unzip, open projector.tensorflow.org, “Load”, then choose vectors.tsv and metadata.tsv.")
     if proj.coords is not None:
         n = len(occurrences)
-        c2.download_button("2-D coordinates (CSV)", lambda: ex.coords_csv(occurrences, proj.coords[:n], lines),
-                           file_name=f"elmo_{safe}_map.csv", mime="text/csv", key="dl_coords", on_click="ignore")
+        c3.download_button("2-D coordinates (CSV)",
+                           lambda: exports.coords_csv(lines, occurrences, proj.coords[:n], settings, clusters),
+                           file_name=stem("map") + ".csv", mime="text/csv", key="dl_coords", on_click="ignore")
         fig = ss.get("_map_figure")
         if fig is not None:
             c3.download_button("Map figure (HTML, works offline)",
                                lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"),
-                               file_name=f"elmo_{safe}_map.html", mime="text/html", key="dl_html", on_click="ignore")
-        c3.caption("PNG: use the camera icon in the map's toolbar.")
-    st.caption("Rows follow the occurrence numbers (#1, #2, …).")
+                               file_name=stem("map") + ".html", mime="text/html", key="dl_html", on_click="ignore")
+        c3.caption(f"PNG: the camera icon in the map's toolbar saves {stem('map')}.png with the map's title "
+                   "(this server has no static image export: plotly's needs the kaleido package and a browser).")
+    st.caption("Numbers count from 1 as on this page (occurrence #1, sentence 1, token 1). Every file records the "
+               "model, w, s, γ, layer norm and the sentences (CSV: in each row; .npz and the zip: "
+               "`settings` / settings.json).")
     if not ex.text_fits_link(current_view(table.num_layers)):
         st.warning(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): the "
                    "page URL keeps the word and the weights only. Share the sentences as a .txt file (the "
