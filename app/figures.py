@@ -32,6 +32,9 @@ def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window
 
 
 def _label_of(occ: Occurrence, by: str) -> str:
+    """The legend group of an occurrence: its sense label, its sentence or its spelling as written."""
+    if by == "spelling":
+        return occ.token
     return (occ.label or "(no label)") if by == "label" else f"sentence {occ.line + 1}"
 
 
