@@ -11,11 +11,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -209,30 +208,58 @@ def is_wordlike(token: str) -> bool:
     return any(ch.isalnum() for ch in token)
 
 
-def word_counts(lines: Sequence[Line]) -> list[tuple[str, int]]:
-    """(lower-cased word, count) for every word-like token, most frequent first, then alphabetical."""
-    counts = Counter(t.casefold() for line in lines for t in line.tokens if is_wordlike(t))
+def word_counts(lines: Sequence[Line], fold_case: bool = True) -> list[tuple[str, int]]:
+    """(word, count) for every word-like token, most frequent first, then alphabetical. With ``fold_case``
+    the words are case-folded ("The" and "the" are one word), else spelled as written."""
+    fold = str.casefold if fold_case else str
+    counts = Counter(fold(t) for line in lines for t in line.tokens if is_wordlike(t))
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def suggest_word(lines: Sequence[Line]) -> str | None:
+def picker_order(counts: Sequence[tuple[str, int]]) -> list[str]:
+    """The word picker's options: most frequent first, except that a word comes before every longer word that
+    starts with it, so a prefix filter shows the exact match first (typing "the" lists "the" before "then"
+    and "there", and Enter picks it), then the other matches by frequency.
+
+    Args:
+        counts: (word, count), most frequent first (``word_counts``).
+    """
+    known = {word for word, _ in counts}
+    out: list[str] = []
+    placed: set[str] = set()
+    for word, _ in counts:
+        for end in range(1, len(word) + 1):  # its shorter words first, shortest first
+            prefix = word[:end]
+            if prefix in known and prefix not in placed:
+                placed.add(prefix)
+                out.append(prefix)
+    return out
+
+
+def suggest_word(lines: Sequence[Line], fold_case: bool = True) -> str | None:
     """The most frequent non-stopword that occurs at least twice (else the most frequent word)."""
-    counts = word_counts(lines)
+    counts = word_counts(lines, fold_case)
     for word, n in counts:
-        if n >= 2 and word not in _STOPWORDS:
+        if n >= 2 and word.casefold() not in _STOPWORDS:
             return word
     return counts[0][0] if counts else None
 
 
-def word_forms(word: str, inflections: bool = False) -> frozenset[str]:
-    """Case-folded token forms that count as the target word.
+def spellings(occurrences: Sequence["Occurrence"]) -> list[str]:
+    """The distinct spellings of the occurrences as written, most frequent first ("Spring", "spring")."""
+    counts = Counter(o.token for o in occurrences)
+    return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def word_forms(word: str, inflections: bool = False, fold_case: bool = True) -> frozenset[str]:
+    """Token forms that count as the target word: case-folded with ``fold_case``, else as spelled.
 
     With ``inflections``, simple regular English forms are added: -s, -es (after s, x, z, ch, sh, o), -ed
     (-d after e), -ing, -ies/-ied after consonant + y, e-dropping before -ing and final-consonant doubling
     (plan -> planned, planning).
     A crude rule set, not a lemmatizer: irregular forms (ran, mice) are not found.
     """
-    w = word.casefold()
+    w = word.casefold() if fold_case else word
     forms = {w}
     if not inflections or not w:
         return frozenset(forms)
@@ -261,11 +288,14 @@ class Occurrence:
     label: str | None
 
 
-def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False) -> list[Occurrence]:
-    """Every token equal to ``word`` ignoring case (or one of its simple inflections), in reading order."""
-    forms = word_forms(word.strip(), inflections)
+def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False,
+                     fold_case: bool = True) -> list[Occurrence]:
+    """Every token equal to ``word`` (ignoring case with ``fold_case``, else spelled exactly so), or one of
+    its simple inflections, in reading order. This only groups tokens: the biLM always reads them as written."""
+    forms = word_forms(word.strip(), inflections, fold_case)
+    fold = str.casefold if fold_case else str
     return [Occurrence(i, j, tok, line.label)
-            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if tok.casefold() in forms]
+            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if fold(tok) in forms]
 
 
 def highlight_parts(tokens: Sequence[str], position: int, window: int | None = None) -> tuple[str, str, str]:
@@ -571,12 +601,19 @@ def nearly_identical(x: np.ndarray, tol: float = SAME_VECTOR_TOL) -> bool:
 
 
 def pca_2d(x: np.ndarray) -> np.ndarray:
-    """(n, 2) coordinates on the first two principal components (zeros where the data has no variance)."""
+    """(n, 2) coordinates on the first two principal components (zeros where the data has no variance).
+
+    Each axis points so that its largest coordinate (in absolute value, the first such point) is positive: the
+    signs of singular vectors are arbitrary, and this makes the map a function of the data alone.
+    """
     xc = x.astype(np.float64) - x.mean(axis=0, keepdims=True)
     u, s, _ = np.linalg.svd(xc, full_matrices=False)
     coords = np.zeros((len(x), 2))
     k = min(2, len(s))
     coords[:, :k] = u[:, :k] * s[:k]
+    if len(coords):
+        extreme = coords[np.argmax(np.abs(coords), axis=0), [0, 1]]
+        coords *= np.where(extreme < 0, -1.0, 1.0)
     return coords
 
 
@@ -788,89 +825,9 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
                       f"No sense labels: silhouette of the best split into {found.k} groups.")
 
 
-# ---- the shareable view (URL query parameters) -----------------------------------------------------------
-@dataclass(frozen=True)
-class View:
-    """Everything a shared link restores."""
-
-    text: str = ""
-    example: str | None = None  # name of an example set, when the text is that set's
-    word: str = ""
-    weights: tuple[float, ...] = ()  # raw w_j; () = all zeros (equal s_j)
-    gamma: float = 1.0
-    layer_norm: bool = False
-    projection: str = "auto"
-    inflections: bool = False
-    context: bool = False
-
-
-def _clip(value: float, lo: float, hi: float) -> float:
-    return float(min(hi, max(lo, value)))
-
-
+# ---- slider ranges and presets (the link itself: ``app.state``) ----------------------------------------------
 W_RANGE = (-5.0, 5.0)
 GAMMA_RANGE = (0.1, 3.0)
-
-
-def view_to_query(view: View) -> dict[str, str]:
-    """Query parameters for a link; the text is left out (with ``ex``) when it is an example set's."""
-    params: dict[str, str] = {}
-    if view.example:
-        params["ex"] = view.example
-    elif view.text and text_fits_link(view):
-        params["s"] = view.text
-    if view.word:
-        params["word"] = view.word
-    if view.weights and any(w != 0 for w in view.weights):
-        params["w"] = ",".join(f"{w:g}" for w in view.weights)
-    if view.gamma != 1.0:
-        params["g"] = f"{view.gamma:g}"
-    if view.layer_norm:
-        params["ln"] = "1"
-    if view.projection != "auto":
-        params["proj"] = view.projection
-    if view.inflections:
-        params["infl"] = "1"
-    if view.context:
-        params["ctx"] = "1"
-    return params
-
-
-def text_fits_link(view: View) -> bool:
-    """Whether a link made by ``view_to_query`` reopens the view's sentences (an example set's, or short text)."""
-    return bool(view.example) or not view.text or len(view.text) <= MAX_URL_TEXT
-
-
-def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | None = None) -> View:
-    """Parse query parameters leniently: anything malformed falls back to the default."""
-    def num(key: str, default: float) -> float:
-        try:
-            value = float(params.get(key, default))
-        except (TypeError, ValueError):
-            return default
-        return value if math.isfinite(value) else default
-
-    examples = examples or {}
-    example = params.get("ex")
-    text = ""
-    if example in examples:
-        text = examples[example]
-    else:
-        example = None
-        text = str(params.get("s", ""))[:200_000]
-    weights: tuple[float, ...] = ()
-    if params.get("w"):
-        try:
-            parsed = tuple(float(v) for v in str(params["w"]).split(",")[:16])
-            if all(math.isfinite(v) for v in parsed):
-                weights = tuple(_clip(v, *W_RANGE) for v in parsed)
-        except ValueError:
-            weights = ()
-    projection = params.get("proj", "auto")
-    return View(text=text, example=example, word=str(params.get("word", ""))[:100],
-                weights=weights, gamma=_clip(num("g", 1.0), *GAMMA_RANGE),
-                layer_norm=params.get("ln") == "1", projection=projection if projection in PROJECTIONS else "auto",
-                inflections=params.get("infl") == "1", context=params.get("ctx") == "1")
 
 
 def fit_weights(weights: Sequence[float], num_layers: int) -> tuple[float, ...]:

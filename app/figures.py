@@ -32,8 +32,12 @@ def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window
 
 
 def _label_of(occ: Occurrence, by: str, cluster: int | None = None) -> str:
+    """The legend group of an occurrence: its sense label, its sentence, its spelling as written or its
+    cluster (``cluster``: 0-based, -1 for none)."""
     if by == "cluster":
         return f"cluster {cluster + 1}" if cluster is not None and cluster >= 0 else "no cluster (zero vector)"
+    if by == "spelling":
+        return occ.token
     return (occ.label or "(no label)") if by == "label" else f"sentence {occ.line + 1}"
 
 

@@ -179,8 +179,8 @@ def _body_text(driver) -> str:
 
 
 def _s_values(driver) -> list[str]:
-    """The displayed s_j = softmax(w)_j values, in order (the intro's "s_j = softmax(w)_j" does not match)."""
-    return [m.group(2) for m in re.finditer(r"s_(\d+) = softmax\(w\)_\1 = ([0-9.]+)", _body_text(driver))]
+    """The displayed s_j values under the sliders, in order (the formula's "s_j · h_j" does not match)."""
+    return [m.group(1) for m in re.finditer(r"\bs_\d+ = ([0-9.]+)", _body_text(driver))]
 
 
 def _idle(driver) -> bool:
@@ -202,24 +202,24 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
 
     d = browser
     d.get(app_url + "/")
-    _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-sentences textarea"), 45)
+    _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_sentences textarea"), 45)
 
     # 1. type the sentences (Ctrl+Enter submits a text area)
-    area = _find(d, ".st-key-sentences textarea")
+    area = _find(d, ".st-key-explorer_sentences textarea")
     area.send_keys(Keys.CONTROL, "a")
     area.send_keys(Keys.DELETE)
     area.send_keys(SENTENCES)
     area.send_keys(Keys.CONTROL, Keys.ENTER)
-    _wait(d, "the suggested word 'bank'", lambda d: "6 occurrence(s) of “bank”" in _body_text(d))
+    _wait(d, "the suggested word 'bank'", lambda d: "6 occurrences of “bank”" in _body_text(d))
 
     # 2. pick "light" in the word box (a combobox: type to filter, click the option)
-    box = _find(d, ".st-key-word input")
+    box = _find(d, ".st-key-explorer_word input")
     box.click()
     box.send_keys("light")
     option = _wait(d, "the option 'light'", lambda d: next(
         (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith("light")), None))
     option.click()
-    _wait(d, "the occurrences of 'light'", lambda d: "5 occurrence(s) of “light”" in _body_text(d))
+    _wait(d, "the occurrences of 'light'", lambda d: "5 occurrences of “light”" in _body_text(d))
     before = _wait(d, "the map of 'light'", lambda d: (lambda data: data if data and any(
         t[0] == "lamp" for t in data) else None)(d.execute_script(MAP_DATA_JS)))
     s_before = _s_values(d)
@@ -228,7 +228,7 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     assert points_before == 5, before
 
     # 3. move the top layer's slider with the keyboard: w_2 from 0.0 to 0.5
-    slider = _find(d, ".st-key-w_2 input[type=range]")
+    slider = _find(d, ".st-key-explorer_w_2 input[type=range]")
     d.execute_script("arguments[0].focus();", slider)
     for _ in range(5):
         slider.send_keys(Keys.ARROW_RIGHT)
@@ -289,23 +289,23 @@ def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
     tab = _wait(d, "the Compare models tab", lambda d: next(
         (t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if t.text.startswith("Compare models")), None))
     tab.click()
-    _pick(d, "compare_a", "lm_weights.hdf5")
-    _pick(d, "compare_b", "lm-only")
-    left = _wait(d, "the left map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-compare_map_0"), 60)
-    right = _wait(d, "the right map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-compare_map_1"), 60)
+    _pick(d, "explorer_compare_a", "lm_weights.hdf5")
+    _pick(d, "explorer_compare_b", "lm-only")
+    left = _wait(d, "the left map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-explorer_compare_map_0"), 60)
+    right = _wait(d, "the right map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-explorer_compare_map_1"), 60)
     # the same 12 occurrences on both sides, as river / money groups, in other places (other models)
     for side in (left, right):
         counts = {name: len(x) for name, x, _ in side}
         assert counts == {"river": 6, "money": 6, "neighbours query": 1}, counts
     moved = max(abs(a - b) for tl, tr in zip(left, right) for a, b in zip(tl[1] + tl[2], tr[1] + tr[2]))
     assert moved > 1e-3, (left, right)
-    scores = [d.execute_script(CHART_DATA_JS, f".st-key-compare_sep_{j}") for j in (0, 1)]
+    scores = [d.execute_script(CHART_DATA_JS, f".st-key-explorer_compare_sep_{j}") for j in (0, 1)]
     assert all(s and s[0][0].startswith("1-NN") and len(s[0][2]) == 4 for s in scores), scores
     assert scores[0][0][2] != scores[1][0][2]  # each model's own 1-NN accuracy per layer and the mix
     assert "aligned to the left map" in _body_text(d)
     assert not _page_errors(d)
     shot = tmp_path / "explorer_compare.png"
-    d.execute_script("document.querySelector('.st-key-compare_map_0').scrollIntoView({block: 'start'});")
+    d.execute_script("document.querySelector('.st-key-explorer_compare_map_0').scrollIntoView({block: 'start'});")
     time.sleep(0.5)
     assert d.save_screenshot(str(shot))
     if os.environ.get("ELMO_SCREENSHOT_DIR"):

@@ -45,21 +45,34 @@ def test_layer_zero_draws_one_spot(bank):
     table, occ = bank
     frame = compute_frame(table, occ, Controls((5.0, -5.0, -5.0)), word="bank")
     assert frame.s[0] > 0.9999 and frame.same_vector and np.ptp(frame.coords, axis=0).max() == 0.0
-    assert frame.layout is None  # nothing to warm-start from
 
 
-def test_the_previous_frame_warm_starts_and_memoises(bank, monkeypatch):
+@pytest.mark.parametrize("method", ["pca", "tsne"])
+def test_the_map_depends_on_the_controls_not_on_the_history(bank, method):
+    table, occ = bank
+    target = Controls((0.0, 1.0, 2.0), projection=method)
+    fresh = compute_frame(table, occ, target, word="bank")  # a link opened in a new session
+    previous = None
+    for w in [(0.0, 0.0, 0.0), (3.0, -1.0, 0.0), (0.0, 0.5, 1.5), (0.0, 1.0, 2.0)]:  # a session moving sliders
+        previous = compute_frame(table, occ, Controls(w, projection=method), previous, word="bank")
+    np.testing.assert_array_equal(previous.coords, fresh.coords)
+    other = compute_frame(table, occ, Controls((0.0, 2.0, 1.0), projection=method), previous, word="bank")
+    assert np.abs(other.coords - fresh.coords).max() > 1e-6  # another mix: another map
+
+
+def test_every_layout_starts_from_the_equal_weights_layout(bank, monkeypatch):
     table, occ = bank
     first = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")
-    seen = {}
+    base = first.base_layout[1].coords
+    np.testing.assert_array_equal(first.coords, base)  # equal weights: the base itself
+    seen = []
     real = ex.project
-    monkeypatch.setattr(ex, "project", lambda x, m, previous, **kw: (seen.__setitem__("p", previous),
-                                                                     real(x, m, previous, **kw))[1])
+    monkeypatch.setattr(ex, "project", lambda x, m, previous, **kw: (seen.append(previous), real(x, m, previous, **kw))[1])
     second = compute_frame(table, occ, Controls((0.0, 1.0, 0.0)), first, word="bank")
-    assert seen["p"] is first.coords  # the same points start from the last layout
+    assert len(seen) == 1 and seen[0] is base  # memoised base; the new mix starts from it
     assert second.separation[:3] == first.separation[:3]  # the layers did not change, only the mix
     third = compute_frame(table, occ, Controls((0.0, 1.0, 0.0), layer_norm=True), second, word="bank")
-    assert third.separation_key != second.separation_key
+    assert third.separation_key != second.separation_key and len(seen) == 3  # a new base for layer-normed vectors
 
 
 def test_a_new_click_picks_the_query_and_an_old_one_does_not(bank):
@@ -78,6 +91,10 @@ def test_reference_neighbours_come_from_the_reference_table(bank):
                           reference=Reference(table, total=10))
     assert len(frame.reference_neighbours) == 3
     assert "Among 6 occurrences in 6 reference sentences (of 10 that contain it)." == frame.reference_note
+    assert all(k.target == "bank" for _, k in frame.reference_neighbours)
+    one = compute_frame(table, occ[:1], Controls((0.0, 0.0, 0.0), k=3), word="bank",
+                        reference=Reference(ex.TokenTable(table.lines[:1], [table.acts[:, :int(table.offsets[1])]])))
+    assert one.reference_note == "Among 1 occurrence in 1 reference sentence."
     empty = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank", reference=Reference(None, 0, "none"))
     assert empty.reference_neighbours is None and empty.reference_note == "none"
 
