@@ -310,7 +310,7 @@ def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = 
         x = layers[j][frame.rows]
         if ex.nearly_identical(x):
             fits.append(np.zeros((n, 2)))
-            notes.append("every occurrence has the same vector here: one spot")
+            notes.append("one vector for all: one spot")
             continue
         found = _project(x, method, None, umap_state)
         fits.append(found.coords if found.coords is not None else np.zeros((n, 2)))
@@ -323,5 +323,5 @@ def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = 
         else:
             aligned.append(ex.procrustes_align(fit, mix))
     names = [layer_name(j, num_layers) for j in range(num_layers)] + ["ELMo mix (current s, γ)"]
-    mix_note = "one spot (all vectors the same)" if frame.same_vector else ""
+    mix_note = "one vector for all: one spot" if frame.same_vector else ""
     return LayerMaps(key, method, names, aligned + [mix], list(notes) + [mix_note], fits)

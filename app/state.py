@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from app import explore as ex
 from app.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
+from elmo_core.paths import BUNDLED_MODELS
 
 PREFIX = "explorer_"
 
@@ -238,7 +239,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     compare: tuple[str, ...] = ()
     if get.get("compare"):
         names = tuple(get["compare"].split(","))
-        allowed = list(models) or ["default"]
+        allowed = list(BUNDLED_MODELS)  # the Compare tab offers every bundled model, whatever the startup model
         if len(names) == 2 and names[0] != names[1] and all(n in allowed for n in names):
             compare = names
         else:

@@ -340,3 +340,23 @@ def test_uploaded_model_error_names_the_users_file():
     message = str(info.value)
     assert message.startswith("my.safetensors") and "is missing" in message
     assert "elmo-explorer-uploads" not in message and "upload:" not in message
+
+
+def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
+    from app import state
+    at = start(ex="bank", word="bank", show="layers", clusters="3", compare="default,lm-only", tab="compare")
+    no_errors(at)
+    frame = frame_of(at)
+    assert frame.clusters.k == 3 and frame.clusters.chosen_by == "manual"
+    maps = at.session_state[state.private("layer_maps")]
+    assert len(maps.coords) == 4 and all(c.shape == (12, 2) for c in maps.coords)
+    sides = at.session_state[state.private("compare_sides")]
+    assert [s.key for s in sides] == ["bundled:default", "bundled:lm-only"]  # the startup model is the fixture
+    assert all(s.frame.vectors.shape[0] == 12 for s in sides) and sides[1].aligned
+    assert not np.allclose(sides[0].frame.vectors, sides[1].frame.vectors)  # two models, two sets of vectors
+    # the controls stay in the link
+    params = state.view_to_query(at.session_state[state.VIEW])
+    assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
+    # the Senses tab lists every occurrence once, in its cluster
+    senses = " ".join(str(h.proto.body) for h in at.get("html"))
+    assert senses.count("cluster 1") >= 1 and "cluster 3" in senses

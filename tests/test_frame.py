@@ -116,7 +116,7 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
     assert maps.method == "pca" and len(maps.coords) == 4 and maps.names[-1].startswith("ELMo mix")
     np.testing.assert_array_equal(maps.coords[-1], frame.coords[:6])
     # layer 0 is context-free: one spot, at the centre of the mix's map
-    assert "same vector" in maps.notes[0]
+    assert "one vector for all" in maps.notes[0]
     np.testing.assert_allclose(maps.coords[0], np.repeat(frame.coords[:6].mean(0, keepdims=True), 6, axis=0))
     # layer 2's panel is its own PCA, turned onto the mix's map: the best rotation + scale + shift of that fit
     fit = ex.pca_2d(ex.l2_normalise(table.layers()[2][frame.rows]))

@@ -579,16 +579,13 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
         members = found.members(c)
         colour = figures.PALETTE[c % len(figures.PALETTE)] if c != NO_CLUSTER else figures.GREY
         name = f"cluster {c + 1}" if c != NO_CLUSTER else "no cluster (all-zero vector)"
-        rows = []
-        for i in members:
-            occ = occurrences[i]
-            before, target, after = ex.highlight_parts(lines[occ.line].tokens, occ.position, window=12)
-            label = f'<span class="lab">{html.escape(occ.label)}</span> ' if occ.label else ""
-            rows.append(f"<li><span class='num'>#{i + 1}</span> {label}{html.escape(before)} "
-                        f"<mark>{html.escape(target)}</mark> {html.escape(after)}</li>")
+        has_labels = any(occurrences[i].label for i in members)
         st.html(f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
                 f"border-radius:6px;background:{colour};margin-right:6px'></span><b>{name}</b> · "
-                f"{len(members)} occurrence(s)</div><ul class='occ'>{''.join(rows)}</ul>")
+                f"{plural(len(members), 'occurrence')}</div>")
+        st.html(kwic_table([kwic(lines[occurrences[i].line].tokens, occurrences[i].position) for i in members],
+                           [("#", "n", [f"#{i + 1}" for i in members]),
+                            *([("label", "lab", [occurrences[i].label or "" for i in members])] if has_labels else [])]))
     st.caption("Average-linkage clustering of the occurrences' vectors in the current mix, by cosine distance "
                "(scikit-learn); move the sliders and the clusters follow the mix.")
 
@@ -645,8 +642,10 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
                 stem = exports.file_stem(frame.word, side.name, "map")
                 st.plotly_chart(fig, key=state.key(f"compare_map_{j}"), width="stretch", config=exports.png_config(stem))
             chart = figures.frame_separation(side.frame)
-            if chart is not None:
-                chart.update_layout(height=280)
+            if chart is not None:  # half the page wide: short names, the legend under the bars
+                short = [f"layer {j}" for j in range(len(side.frame.separation) - 1)] + ["mix"]
+                chart = figures.separation_chart(short, side.frame.separation)
+                chart.update_layout(height=300, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
                 st.plotly_chart(chart, key=state.key(f"compare_sep_{j}"), width="stretch")
     st.markdown("**Separation scores per layer**")
     st.dataframe(compare.score_rows(sides), hide_index=True, width="stretch")
