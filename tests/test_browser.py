@@ -137,6 +137,7 @@ def browser():
     options.add_argument(f"--user-data-dir={profile}")
     # An explicit driver path means Selenium Manager is never run (it would try to download a driver).
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_script_timeout(120)  # a page script on a busy 2-core machine can take longer than the 30 s default
     try:
         yield driver
     finally:
@@ -285,7 +286,7 @@ def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
         pytest.skip("the bundled lm-only model is not in this checkout")
     d = browser
     d.get(app_url + "/?ex=bank&word=bank")
-    _wait(d, "the map of 'bank'", lambda d: d.execute_script(MAP_DATA_JS), 45)
+    _wait(d, "the map of 'bank'", lambda d: d.execute_script(MAP_DATA_JS), 120)  # a busy machine: a slow first page
     tab = _wait(d, "the Compare models tab", lambda d: next(
         (t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if t.text.startswith("Compare models")), None))
     tab.click()
