@@ -9,19 +9,17 @@ widgets and ``app/figures.py`` draws them.
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
 import functools
-import io
-import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from app.clusters import discover
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 
 # ---- caps ------------------------------------------------------------------------------------------
@@ -210,30 +208,58 @@ def is_wordlike(token: str) -> bool:
     return any(ch.isalnum() for ch in token)
 
 
-def word_counts(lines: Sequence[Line]) -> list[tuple[str, int]]:
-    """(lower-cased word, count) for every word-like token, most frequent first, then alphabetical."""
-    counts = Counter(t.casefold() for line in lines for t in line.tokens if is_wordlike(t))
+def word_counts(lines: Sequence[Line], fold_case: bool = True) -> list[tuple[str, int]]:
+    """(word, count) for every word-like token, most frequent first, then alphabetical. With ``fold_case``
+    the words are case-folded ("The" and "the" are one word), else spelled as written."""
+    fold = str.casefold if fold_case else str
+    counts = Counter(fold(t) for line in lines for t in line.tokens if is_wordlike(t))
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def suggest_word(lines: Sequence[Line]) -> str | None:
+def picker_order(counts: Sequence[tuple[str, int]]) -> list[str]:
+    """The word picker's options: most frequent first, except that a word comes before every longer word that
+    starts with it, so a prefix filter shows the exact match first (typing "the" lists "the" before "then"
+    and "there", and Enter picks it), then the other matches by frequency.
+
+    Args:
+        counts: (word, count), most frequent first (``word_counts``).
+    """
+    known = {word for word, _ in counts}
+    out: list[str] = []
+    placed: set[str] = set()
+    for word, _ in counts:
+        for end in range(1, len(word) + 1):  # its shorter words first, shortest first
+            prefix = word[:end]
+            if prefix in known and prefix not in placed:
+                placed.add(prefix)
+                out.append(prefix)
+    return out
+
+
+def suggest_word(lines: Sequence[Line], fold_case: bool = True) -> str | None:
     """The most frequent non-stopword that occurs at least twice (else the most frequent word)."""
-    counts = word_counts(lines)
+    counts = word_counts(lines, fold_case)
     for word, n in counts:
-        if n >= 2 and word not in _STOPWORDS:
+        if n >= 2 and word.casefold() not in _STOPWORDS:
             return word
     return counts[0][0] if counts else None
 
 
-def word_forms(word: str, inflections: bool = False) -> frozenset[str]:
-    """Case-folded token forms that count as the target word.
+def spellings(occurrences: Sequence["Occurrence"]) -> list[str]:
+    """The distinct spellings of the occurrences as written, most frequent first ("Spring", "spring")."""
+    counts = Counter(o.token for o in occurrences)
+    return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def word_forms(word: str, inflections: bool = False, fold_case: bool = True) -> frozenset[str]:
+    """Token forms that count as the target word: case-folded with ``fold_case``, else as spelled.
 
     With ``inflections``, simple regular English forms are added: -s, -es (after s, x, z, ch, sh, o), -ed
     (-d after e), -ing, -ies/-ied after consonant + y, e-dropping before -ing and final-consonant doubling
     (plan -> planned, planning).
     A crude rule set, not a lemmatizer: irregular forms (ran, mice) are not found.
     """
-    w = word.casefold()
+    w = word.casefold() if fold_case else word
     forms = {w}
     if not inflections or not w:
         return frozenset(forms)
@@ -262,11 +288,14 @@ class Occurrence:
     label: str | None
 
 
-def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False) -> list[Occurrence]:
-    """Every token equal to ``word`` ignoring case (or one of its simple inflections), in reading order."""
-    forms = word_forms(word.strip(), inflections)
+def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False,
+                     fold_case: bool = True) -> list[Occurrence]:
+    """Every token equal to ``word`` (ignoring case with ``fold_case``, else spelled exactly so), or one of
+    its simple inflections, in reading order. This only groups tokens: the biLM always reads them as written."""
+    forms = word_forms(word.strip(), inflections, fold_case)
+    fold = str.casefold if fold_case else str
     return [Occurrence(i, j, tok, line.label)
-            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if tok.casefold() in forms]
+            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if fold(tok) in forms]
 
 
 def highlight_parts(tokens: Sequence[str], position: int, window: int | None = None) -> tuple[str, str, str]:
@@ -482,6 +511,10 @@ class UmapWarmUp:
         except Exception as err:  # umap missing or broken: the app falls back to PCA and says so
             self.state, self.error = "failed", f"{type(err).__name__}: {err}"
         self.seconds = time.perf_counter() - start
+        try:  # t-SNE's first fit in a process loads and initialises its extension (seconds): do it here too
+            tsne_fit(l2_normalise(np.random.default_rng(0).normal(size=(40, 16)).astype(np.float32)), 0)
+        except Exception:  # t-SNE then pays it on first use; nothing else depends on it
+            pass
 
 
 def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
@@ -502,6 +535,34 @@ def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
                             random_state=seed, init="pca" if init is None else init,
                             n_epochs=None if init is None else 60)
         return reducer.fit_transform(data).astype(np.float64)
+
+
+TSNE_MAX_ITER = 400  # a fit from scratch: scikit-learn's 250 early-exaggeration steps, then 150 more
+TSNE_WARM_ITER = 250  # a refit that starts from the previous layout (scikit-learn's minimum)
+
+
+def tsne_fit(x: np.ndarray, seed: int, init: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """t-SNE (scikit-learn, cosine metric) of the rows of ``x`` (n, D), n >= 5, bounded in time.
+
+    A fit from scratch starts from PCA and stops after ``TSNE_MAX_ITER`` iterations (scikit-learn's default of
+    1,000 took 3 s at 200 points on 2 busy cores); a refit from ``init`` (n, 2), the previous layout, runs
+    ``TSNE_WARM_ITER`` iterations without early exaggeration, which would blow the settled layout apart.
+    The Barnes-Hut gradient runs on one OpenMP thread: on a shared 2-core server its threads waited for each
+    other (benchmarks/app_speed.py: 1.6 s on one thread vs 25-35 s on two for 500 iterations at load 6).
+
+    Returns: ((n, 2) float64 coordinates, scikit-learn's ``n_iter_``: the iterations run, at most the cap).
+    """
+    from sklearn.manifold import TSNE
+    from threadpoolctl import threadpool_limits
+    n = len(x)
+    perplexity = float(min(30.0, max(2.0, (n - 1) / 3)))
+    warm = init is not None
+    tsne = TSNE(n_components=2, perplexity=perplexity, metric="cosine", random_state=seed,
+                init=init.astype(np.float32) if warm else "pca", early_exaggeration=1.0 if warm else 12.0,
+                max_iter=TSNE_WARM_ITER if warm else TSNE_MAX_ITER)
+    with threadpool_limits(limits=1):  # OpenMP and BLAS
+        coords = tsne.fit_transform(x).astype(np.float64)
+    return coords, int(tsne.n_iter_)
 
 
 @dataclass
@@ -540,12 +601,19 @@ def nearly_identical(x: np.ndarray, tol: float = SAME_VECTOR_TOL) -> bool:
 
 
 def pca_2d(x: np.ndarray) -> np.ndarray:
-    """(n, 2) coordinates on the first two principal components (zeros where the data has no variance)."""
+    """(n, 2) coordinates on the first two principal components (zeros where the data has no variance).
+
+    Each axis points so that its largest coordinate (in absolute value, the first such point) is positive: the
+    signs of singular vectors are arbitrary, and this makes the map a function of the data alone.
+    """
     xc = x.astype(np.float64) - x.mean(axis=0, keepdims=True)
     u, s, _ = np.linalg.svd(xc, full_matrices=False)
     coords = np.zeros((len(x), 2))
     k = min(2, len(s))
     coords[:, :k] = u[:, :k] * s[:k]
+    if len(coords):
+        extreme = coords[np.argmax(np.abs(coords), axis=0), [0, 1]]
+        coords *= np.where(extreme < 0, -1.0, 1.0)
     return coords
 
 
@@ -608,11 +676,7 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
     elif chosen == "umap":
         coords = _umap_fit(x, seed, previous)
     else:
-        from sklearn.manifold import TSNE
-        perplexity = float(min(30.0, max(2.0, (n - 1) / 3)))
-        init = previous.astype(np.float32) if previous is not None else "pca"
-        coords = TSNE(n_components=2, perplexity=perplexity, init=init, metric="cosine", random_state=seed,
-                      max_iter=250 if previous is not None else 1000).fit_transform(x).astype(np.float64)
+        coords, _ = tsne_fit(x, seed, previous)
     if previous is not None:
         coords = procrustes_align(coords, previous)
     return Projection(coords, chosen, note)
@@ -730,7 +794,7 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     """Silhouette (cosine) and, with sense labels, leave-one-out 1-NN accuracy.
 
     Without labels (fewer than 2 distinct ones), the silhouette is that of the best 2..6-cluster split found
-    by average-linkage clustering: how clearly the occurrences fall into groups at all.
+    by average-linkage clustering (``app.clusters.discover``): how clearly the occurrences fall into groups at all.
     """
     from sklearn.metrics import silhouette_score
     zero = zero_rows(x)
@@ -754,134 +818,16 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
         return Separation(None, None, None, "Too few occurrences for a score.")
     if float(np.ptp(x, axis=0).max()) == 0.0:
         return Separation(None, None, None, "All vectors are identical.")
-    from sklearn.cluster import AgglomerativeClustering
-    dist = cosine_distances(x)  # once, for the five clusterings and their silhouettes
-    best = None
-    for k in range(2, min(6, n - 1) + 1):
-        found = AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(dist)
-        if len(set(found)) < 2:
-            continue
-        s = float(silhouette_score(dist, found, metric="precomputed"))
-        if best is None or s > best[0]:
-            best = (s, k)
-    if best is None:
+    found = discover(x)  # the Senses tab's split: one answer to "how many groups" on the page
+    if found is None:
         return Separation(None, None, None, "No grouping found.")
-    return Separation(best[0], None, None, f"No sense labels: silhouette of the best split into {best[1]} groups.")
+    return Separation(found.silhouette, None, None,
+                      f"No sense labels: silhouette of the best split into {found.k} groups.")
 
 
-# ---- export ---------------------------------------------------------------------------------------------
-def vectors_csv(lines: Sequence[Line], occurrences: Sequence[Occurrence], x: np.ndarray) -> bytes:
-    """CSV: one row per occurrence with its sentence, label and the vector's D values."""
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["sentence_index", "token_index", "token", "label", "sentence"] + [f"v{i}" for i in range(x.shape[1])])
-    for occ, vec in zip(occurrences, x):
-        writer.writerow([occ.line, occ.position, occ.token, occ.label or "", lines[occ.line].text]
-                        + [f"{v:.6g}" for v in vec])
-    return buf.getvalue().encode("utf-8")
-
-
-def coords_csv(occurrences: Sequence[Occurrence], coords: np.ndarray, lines: Sequence[Line]) -> bytes:
-    """CSV of the map: sentence/token index, token, label, x, y."""
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["sentence_index", "token_index", "token", "label", "x", "y", "sentence"])
-    for occ, (cx, cy) in zip(occurrences, coords):
-        writer.writerow([occ.line, occ.position, occ.token, occ.label or "", f"{cx:.6g}", f"{cy:.6g}",
-                         lines[occ.line].text])
-    return buf.getvalue().encode("utf-8")
-
-
-def npy_bytes(x: np.ndarray) -> bytes:
-    """The array in NumPy's .npy format (load with ``np.load(io.BytesIO(data))``)."""
-    buf = io.BytesIO()
-    np.save(buf, np.asarray(x), allow_pickle=False)
-    return buf.getvalue()
-
-
-# ---- the shareable view (URL query parameters) -----------------------------------------------------------
-@dataclass(frozen=True)
-class View:
-    """Everything a shared link restores."""
-
-    text: str = ""
-    example: str | None = None  # name of an example set, when the text is that set's
-    word: str = ""
-    weights: tuple[float, ...] = ()  # raw w_j; () = all zeros (equal s_j)
-    gamma: float = 1.0
-    layer_norm: bool = False
-    projection: str = "auto"
-    inflections: bool = False
-    context: bool = False
-
-
-def _clip(value: float, lo: float, hi: float) -> float:
-    return float(min(hi, max(lo, value)))
-
-
+# ---- slider ranges and presets (the link itself: ``app.state``) ----------------------------------------------
 W_RANGE = (-5.0, 5.0)
 GAMMA_RANGE = (0.1, 3.0)
-
-
-def view_to_query(view: View) -> dict[str, str]:
-    """Query parameters for a link; the text is left out (with ``ex``) when it is an example set's."""
-    params: dict[str, str] = {}
-    if view.example:
-        params["ex"] = view.example
-    elif view.text and text_fits_link(view):
-        params["s"] = view.text
-    if view.word:
-        params["word"] = view.word
-    if view.weights and any(w != 0 for w in view.weights):
-        params["w"] = ",".join(f"{w:g}" for w in view.weights)
-    if view.gamma != 1.0:
-        params["g"] = f"{view.gamma:g}"
-    if view.layer_norm:
-        params["ln"] = "1"
-    if view.projection != "auto":
-        params["proj"] = view.projection
-    if view.inflections:
-        params["infl"] = "1"
-    if view.context:
-        params["ctx"] = "1"
-    return params
-
-
-def text_fits_link(view: View) -> bool:
-    """Whether a link made by ``view_to_query`` reopens the view's sentences (an example set's, or short text)."""
-    return bool(view.example) or not view.text or len(view.text) <= MAX_URL_TEXT
-
-
-def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | None = None) -> View:
-    """Parse query parameters leniently: anything malformed falls back to the default."""
-    def num(key: str, default: float) -> float:
-        try:
-            value = float(params.get(key, default))
-        except (TypeError, ValueError):
-            return default
-        return value if math.isfinite(value) else default
-
-    examples = examples or {}
-    example = params.get("ex")
-    text = ""
-    if example in examples:
-        text = examples[example]
-    else:
-        example = None
-        text = str(params.get("s", ""))[:200_000]
-    weights: tuple[float, ...] = ()
-    if params.get("w"):
-        try:
-            parsed = tuple(float(v) for v in str(params["w"]).split(",")[:16])
-            if all(math.isfinite(v) for v in parsed):
-                weights = tuple(_clip(v, *W_RANGE) for v in parsed)
-        except ValueError:
-            weights = ()
-    projection = params.get("proj", "auto")
-    return View(text=text, example=example, word=str(params.get("word", ""))[:100],
-                weights=weights, gamma=_clip(num("g", 1.0), *GAMMA_RANGE),
-                layer_norm=params.get("ln") == "1", projection=projection if projection in PROJECTIONS else "auto",
-                inflections=params.get("infl") == "1", context=params.get("ctx") == "1")
 
 
 def fit_weights(weights: Sequence[float], num_layers: int) -> tuple[float, ...]:

@@ -31,13 +31,31 @@ def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window
     return "".join(f"<b>{part}</b>" if i % 2 else part for i, part in enumerate(bold))
 
 
-def _label_of(occ: Occurrence, by: str) -> str:
+def _label_of(occ: Occurrence, by: str, cluster: int | None = None) -> str:
+    """The legend group of an occurrence: its sense label, its sentence, its spelling as written or its
+    cluster (``cluster``: 0-based, -1 for none)."""
+    if by == "cluster":
+        return f"cluster {cluster + 1}" if cluster is not None and cluster >= 0 else "no cluster (zero vector)"
+    if by == "spelling":
+        return occ.token
     return (occ.label or "(no label)") if by == "label" else f"sentence {occ.line + 1}"
+
+
+def _hover_head(i: int, occ: Occurrence, clusters: Sequence[int] | None) -> str:
+    parts = [f"#{i + 1}"] + ([plot(occ.label)] if occ.label else []) + [f"sentence {occ.line + 1}"]
+    if clusters is not None and clusters[i] >= 0:
+        parts.append(f"cluster {clusters[i] + 1}")
+    return " · ".join(parts)
+
+
+def cluster_of(clusters: Sequence[int] | None, i: int) -> int | None:
+    return None if clusters is None else int(clusters[i])
 
 
 def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: Sequence[Line], color_by: str = "label",
                  selected: int | None = None, context_coords: np.ndarray | None = None,
-                 context_rows: Sequence[tuple[int, int]] = (), title: str = "", revision: str = "") -> go.Figure:
+                 context_rows: Sequence[tuple[int, int]] = (), title: str = "", revision: str = "",
+                 clusters: Sequence[int] | None = None, height: int = 520) -> go.Figure:
     """Scatter of the target word's occurrences, one colour per sense label (or sentence).
 
     Args:
@@ -46,6 +64,8 @@ def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: S
         context_coords: (m, 2) coordinates of the other tokens, drawn in grey; ``context_rows`` holds their
             (line, position).
         revision: plotly ``uirevision``: zoom and pan survive updates while it stays the same.
+        clusters: (n,) cluster number per occurrence (-1: none), for ``color_by="cluster"``.
+        title: already made safe for plotly (``app.safe.plot``).
     Every occurrence point carries ``customdata = [occurrence index]`` (context points: -1), so a click can
     be mapped back.
     """
@@ -57,8 +77,12 @@ def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: S
             text=[hover_sentence(lines[li].tokens, pos) for li, pos in context_rows],
             hovertemplate="%{text}<extra>other word</extra>"))
     groups: dict[str, list[int]] = {}
+    if color_by == "cluster" and clusters is None:
+        color_by = "label"
     for i, occ in enumerate(occurrences):
-        groups.setdefault(_label_of(occ, color_by), []).append(i)
+        groups.setdefault(_label_of(occ, color_by, cluster_of(clusters, i)), []).append(i)
+    if color_by == "cluster":  # cluster 1, 2, ... in order, whatever occurrence comes first
+        groups = dict(sorted(groups.items(), key=lambda kv: (not kv[0].startswith("cluster "), len(kv[0]), kv[0])))
     many = color_by == "sentence" and len(groups) > MAX_LEGEND_SENTENCES
     if many:
         idx = list(range(len(occurrences)))
@@ -73,7 +97,7 @@ def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: S
         fig.add_trace(go.Scatter(
             x=coords[idx, 0], y=coords[idx, 1], mode="markers", name=plot(name), marker=marker,
             customdata=[[i] for i in idx],
-            text=[f"#{i + 1} · {plot(_label_of(occurrences[i], color_by))}<br>"
+            text=[_hover_head(i, occurrences[i], clusters) + "<br>"
                   + hover_sentence(lines[occurrences[i].line].tokens, occurrences[i].position) for i in idx],
             hovertemplate="%{text}<extra></extra>"))
     if selected is not None and 0 <= selected < len(occurrences):
@@ -82,7 +106,8 @@ def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: S
             marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=2.5, color="black")),
             customdata=[[selected]], hoverinfo="skip"))
     fig.update_layout(
-        title=title, height=520, margin=dict(l=10, r=10, t=40 if title else 10, b=10), uirevision=revision,
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=14)), height=height,
+        margin=dict(l=10, r=10, t=70 if title else 10, b=10), uirevision=revision,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0), clickmode="event+select", dragmode="pan",
         plot_bgcolor="white", hoverlabel=dict(align="left"))
     fig.update_xaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None)
@@ -137,15 +162,66 @@ def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.F
 
 
 # ---- the explorer's three figures of one frame (the page and the speed benchmark draw the same) ------------
-def frame_map(frame, occurrences: Sequence[Occurrence], table, color_by: str) -> go.Figure | None:
-    """The contexts map of an ``app.frame.Frame``; None when the frame has no map."""
+def frame_map(frame, occurrences: Sequence[Occurrence], table, color_by: str, title: str = "",
+              height: int = 520) -> go.Figure | None:
+    """The contexts map of an ``app.frame.Frame``; None when the frame has no map. ``title``: plotly-safe."""
     if frame.coords is None:
         return None
     n = len(occurrences)
     context = frame.coords[n:] if len(frame.context_rows) else None
     context_pos = [(int(table.line_of_row[r]), int(r - table.offsets[table.line_of_row[r]])) for r in frame.context_rows]
+    clusters = frame.clusters.labels if frame.clusters is not None else None
     return contexts_map(frame.coords[:n], occurrences, table.lines, color_by, selected=frame.query,
-                        context_coords=context, context_rows=context_pos, revision=str(hash(frame.signature)))
+                        context_coords=context, context_rows=context_pos, revision=str(hash(frame.signature)),
+                        clusters=clusters, title=title, height=height)
+
+
+def small_multiples(maps, occurrences: Sequence[Occurrence], lines: Sequence[Line], color_by: str = "label",
+                    clusters: Sequence[int] | None = None, title: str = "") -> go.Figure:
+    """One panel per layer and the mix (``app.frame.LayerMaps``), side by side on shared axes (the panels are
+    aligned to the mix's layout, so equal positions mean the same place). Colours as in the contexts map,
+    one legend for all panels."""
+    k = len(maps.names)
+    titles = [plot(name) + (f"<br><sup>{plot(note)}</sup>" if note else "") for name, note in zip(maps.names, maps.notes)]
+    fig = make_subplots(rows=1, cols=k, subplot_titles=titles, horizontal_spacing=0.015,
+                        shared_xaxes="all", shared_yaxes="all")
+    if color_by == "cluster" and clusters is None:
+        color_by = "label"
+    groups: dict[str, list[int]] = {}
+    for i, occ in enumerate(occurrences):
+        groups.setdefault(_label_of(occ, color_by, cluster_of(clusters, i)), []).append(i)
+    many = len(groups) > MAX_LEGEND_SENTENCES
+    for c, coords in enumerate(maps.coords, start=1):
+        for g, (name, idx) in enumerate(groups.items()):
+            marker = dict(size=8, line=dict(width=0.5, color="white"))
+            if many:
+                marker.update(color=[occurrences[i].line for i in idx], colorscale="Turbo")
+            else:
+                marker.update(color=PALETTE[g % len(PALETTE)])
+            fig.add_trace(go.Scatter(
+                x=coords[idx, 0], y=coords[idx, 1], mode="markers", name=plot(name if not many else "occurrences"),
+                legendgroup=name, showlegend=c == 1 and not (many and g), marker=marker,
+                customdata=[[i] for i in idx],
+                text=[_hover_head(i, occurrences[i], clusters) + "<br>"
+                      + hover_sentence(lines[occurrences[i].line].tokens, occurrences[i].position) for i in idx],
+                hovertemplate="%{text}<extra>" + plot(maps.names[c - 1]) + "</extra>"), row=1, col=c)
+    fig.update_xaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=14)), height=360,
+                      margin=dict(l=10, r=10, t=110 if title else 80, b=10), plot_bgcolor="white",
+                      legend=dict(orientation="h", yanchor="top", y=-0.02, x=0), hoverlabel=dict(align="left"),
+                      dragmode="pan")
+    return fig
+
+
+def comparison_maps(sides, occurrences: Sequence[Occurrence], table, color_by: str) -> list[go.Figure | None]:
+    """The contexts map of each side of ``app.compare.compare`` (None for a side without a map)."""
+    out = []
+    for side in sides:
+        title = plot(side.name) + (" (aligned to the left map)" if side.aligned else "")
+        out.append(frame_map(side.frame, occurrences, table, color_by, title=title, height=420))
+    return out
 
 
 def frame_heatmaps(frame, occurrences: Sequence[Occurrence]) -> go.Figure | None:

@@ -14,9 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app import explore as ex
+from app.clusters import SenseClusters, discover
+from app.display import Kwic, kwic, plural
 from app.safe import md
 
 MAX_MATRIX_OCCURRENCES = 150  # similarity matrices spread this many occurrences at most
+CONTEXT_CHARS = 60  # characters of context on each side of a neighbour's target (the table clips further)
 METHOD_NAMES = {"pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
 
 
@@ -35,6 +38,8 @@ class Controls:
     k: int = 10
     same_word_only: bool = False
     inflections: bool = False
+    fold_case: bool = True  # "treat case as the same word": how occurrences are grouped, never the model's input
+    n_clusters: int = 0  # the Senses tab's number of clusters; 0: chosen by silhouette
 
 
 @dataclass(frozen=True)
@@ -54,11 +59,12 @@ class Frame:
     s: float64 (L + 1,); mixed: float32 (N, D), every token's ELMo vector; rows: int64 (n,) the occurrences'
     token rows; vectors: float32 (n, D); context_rows: int64 (c,); same_vector: all occurrences have one
     vector (drawn at one spot); zero: bool (n,) all-zero vectors; projection: coordinates (n + c, 2) or None;
-    layout: (signature, coords) to warm-start the next projection of the same points; query: the query
+    base_layout: (key, coords or None) the layout of the same points at equal weights, fitted from scratch
+    (seeded), which every layout of these points starts from (see ``compute_frame``); query: the query
     occurrence; layer0_neighbours: [(word type, cosine)] (layer0_note says among which words); neighbours:
-    [(token, label, cosine, context)] in the sentences; reference_neighbours: [(cosine, context)] or None;
-    panels: [(name, (m, m) cosine matrix)] per layer and the mix over ``shown`` occurrences; separation: per
-    layer and the mix; notes: for the user.
+    [(token, label, cosine, Kwic)] in the sentences; reference_neighbours: [(cosine, Kwic)] or None; panels: [(name, (m, m) cosine matrix)] per
+    layer and the mix over ``shown`` occurrences; separation: per layer and the mix; clusters: the occurrences'
+    sense clusters in the mix (None when they cannot be split); notes: for the user.
     """
 
     controls: Controls
@@ -73,7 +79,7 @@ class Frame:
     zero: np.ndarray
     signature: tuple
     projection: ex.Projection
-    layout: tuple | None
+    base_layout: tuple | None
     query: int
     clicked: int | None
     layer0_neighbours: list[tuple[str, float]]
@@ -86,6 +92,7 @@ class Frame:
     separation: list[ex.Separation]
     separation_key: tuple
     map_ms: float
+    clusters: SenseClusters | None = None
     notes: list[str] = field(default_factory=list)
     layer0_note: str = ""  # what the layer-0 column was searched in (the vocabulary, or the input while it computes)
 
@@ -124,17 +131,44 @@ def _project(points: np.ndarray, method: str, previous: np.ndarray | None, umap_
                              f"The {method} projection failed ({md(err)}); showing PCA.")
 
 
+def _layout(table: ex.TokenTable, rows: np.ndarray, context_rows: np.ndarray, points: np.ndarray, same: bool,
+            controls: Controls, signature: tuple, memo: tuple | None, umap_state) -> tuple[ex.Projection, tuple]:
+    """The map's projection, a function of the controls alone (so a link redraws the same map anywhere).
+
+    The base layout of these points is the projection of their equal-weights mix, fitted from scratch with a
+    fixed seed (memoised in ``memo`` while the points, the layer norm, the method and UMAP's readiness stay
+    the same). Any other mix starts from the base (UMAP's and t-SNE's init) and is aligned to it (Procrustes),
+    so points move smoothly while the sliders move and a fresh session gets the same picture.
+    """
+    ready = umap_state == "ready"
+    key = (signature, controls.layer_norm, controls.projection, ready)
+    if memo is not None and memo[0] == key:
+        base = memo[1]
+    else:
+        equal = table.mix((0.0,) * table.num_layers, 1.0, controls.layer_norm)
+        base_points = np.concatenate([equal[rows], equal[context_rows]]) if len(context_rows) else equal[rows]
+        base = None
+        if not ex.nearly_identical(base_points[:len(rows)]) and float(np.ptp(base_points, axis=0).max()) > 0:
+            base = _project(base_points, controls.projection, None, umap_state)
+        memo = (key, base)
+    if same or base is None or base.coords is None:
+        return _project(points, controls.projection, None, umap_state), memo
+    if len(set(controls.weights)) <= 1:  # equal weights: the base itself
+        return base, memo
+    return _project(points, controls.projection, base.coords, umap_state), memo
+
+
 def _query(controls: Controls, previous: Frame | None, word: str, n: int) -> int:
     query = controls.query
-    if previous is None or (previous.word, len(previous.rows)) != (word, n) or not 0 <= query < n:
-        query = 0
+    if previous is not None and (previous.word, len(previous.rows)) != (word, n) or not 0 <= query < n:
+        query = 0  # another word: its first occurrence (a link's query arrives with the first frame)
     if controls.clicked is not None and 0 <= controls.clicked < n and controls.clicked != (
             previous.clicked if previous is not None else None):
         query = controls.clicked
     return int(query)
 
 
-def _sentence_neighbours(table, mixed, rows, q_row, controls) -> list[tuple[str, str, float, str]]:
+def _sentence_neighbours(table, mixed, rows, q_row, controls) -> list[tuple[str, str, float, Kwic]]:
     if controls.same_word_only:
         cand = np.array([r for r in rows if r != q_row], dtype=np.int64)
     else:
@@ -146,22 +180,24 @@ def _sentence_neighbours(table, mixed, rows, q_row, controls) -> list[tuple[str,
         r = int(cand[nb.index])
         li = int(table.line_of_row[r])
         out.append((table.token(r), table.lines[li].label or "", round(nb.similarity, 3),
-                    marked(table.lines[li].tokens, r - int(table.offsets[li]), 6)))
+                    kwic(table.lines[li].tokens, r - int(table.offsets[li]), CONTEXT_CHARS, CONTEXT_CHARS)))
     return out
 
 
 def _reference_neighbours(reference: Reference | None, word: str, query_vector: np.ndarray,
-                          controls: Controls) -> tuple[list[tuple[float, str]] | None, str]:
+                          controls: Controls) -> tuple[list[tuple[float, Kwic]] | None, str]:
     if reference is None or reference.table is None:
         return None, reference.note if reference is not None else ""
     ref = reference.table
-    occ = ex.find_occurrences(ref.lines, word, controls.inflections)
+    occ = ex.find_occurrences(ref.lines, word, controls.inflections, controls.fold_case)
+    if not occ:
+        return None, f"“{md(word)}” spelled exactly so does not occur in the reference sentences."
     ref_mixed = ref.mix(controls.weights, controls.gamma, controls.layer_norm)[ref.rows(occ)]
     found = ex.cosine_neighbours(query_vector, ref_mixed, int(controls.k))
-    rows = [(round(nb.similarity, 3), marked(ref.lines[occ[nb.index].line].tokens, occ[nb.index].position, 8))
-            for nb in found]
-    more = f" (of {reference.total} that contain it)" if reference.total > len(ref.lines) else ""
-    return rows, f"Among {len(occ)} occurrences in {len(ref.lines)} reference sentences{more}."
+    rows = [(round(nb.similarity, 3), kwic(ref.lines[occ[nb.index].line].tokens, occ[nb.index].position,
+                                           CONTEXT_CHARS, CONTEXT_CHARS)) for nb in found]
+    more = f" (of {reference.total:,} that contain it)" if reference.total > len(ref.lines) else ""
+    return rows, f"Among {plural(len(occ), 'occurrence')} in {plural(len(ref.lines), 'reference sentence')}{more}."
 
 
 def _layer0_neighbours(table: ex.TokenTable, reference: Reference | None, q_row: int, k: int,
@@ -182,9 +218,9 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
 
     Args:
         table: the sentences' activations; occurrences: of the word, n >= 1.
-        previous: the last frame: its layout warm-starts the projection of the same points, its separation
-            scores of the layers are reused when only the mix changed, and its query and click tell a new
-            click from an old one.
+        previous: the last frame, a memo only: its base layout (see ``_layout``) and its separation scores of
+            the layers are reused when they still apply, and its query and click tell a new click from an
+            old one. The map does not depend on it: the same controls give the same map in any session.
         reference: the reference corpus for the word, for its neighbours column (None: no column).
         umap_state: ``UmapWarmUp.state`` (UMAP is used only once it is compiled).
         types: the model's ``app.type_vectors.TypeVectors`` for the layer-0 column (None, or not ready yet:
@@ -206,11 +242,8 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
         points = points.copy()
         points[:len(x)] = x[0]
     signature = (model_key, tuple(rows.tolist()), tuple(context_rows.tolist()))
-    layout = previous.layout if previous is not None else None
-    warm = layout[1] if layout is not None and layout[0] == signature and not same else None
-    proj = _project(points, controls.projection, warm, umap_state)
-    if proj.coords is not None and not same:
-        layout = (signature, proj.coords)
+    proj, base_layout = _layout(table, rows, context_rows, points, same, controls, signature,
+                                previous.base_layout if previous is not None else None, umap_state)
     map_ms = (time.perf_counter() - start) * 1000
 
     n = len(occurrences)
@@ -234,11 +267,75 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
         per_layer = [ex.separation(vecs[j], labels) for j in range(num_layers)]
     scores = per_layer + [ex.separation(vecs[-1], labels)] if n >= 2 else []
 
+    clusters = None if same else discover(x, controls.n_clusters or None)
     zero = ex.zero_rows(x)
     notes = []
     if n > MAX_MATRIX_OCCURRENCES:
         notes.append(f"Showing {MAX_MATRIX_OCCURRENCES} of {n} occurrences in the matrices (evenly spread).")
-    return Frame(controls, model_key, word, s, mixed, rows, x, context_rows, same, zero, signature, proj, layout,
+    return Frame(controls, model_key, word, s, mixed, rows, x, context_rows, same, zero, signature, proj, base_layout,
                  query, controls.clicked, layer0,
                  _sentence_neighbours(table, mixed, rows, q_row, controls), reference_rows, reference_note,
-                 names, panels, shown, scores, sep_key, map_ms, notes, layer0_note)
+                 names, panels, shown, scores, sep_key, map_ms, clusters, notes, layer0_note)
+
+
+# ---- small multiples: layer 0, 1, 2 and the mix side by side ------------------------------------------------
+@dataclass
+class LayerMaps:
+    """The map of every layer next to the mix's, for ``frame``'s occurrences.
+
+    names: the panel titles (layers 0..L, then the mix); coords: per panel (n, 2), each layer's fit
+    Procrustes-aligned (rotation, reflection, scale, shift) onto the mix's layout, so the panels share one
+    orientation and scale and only the arrangement differs; notes: per panel ("" or why it looks as it does);
+    method: the projection every panel used (the one the mix's map used); fits: the layers' unaligned fits,
+    which do not depend on w or gamma (reused while ``key`` holds).
+    """
+
+    key: tuple
+    method: str
+    names: list[str]
+    coords: list[np.ndarray]
+    notes: list[str]
+    fits: list[np.ndarray]
+
+
+def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = None,
+               umap_state: str = "ready") -> LayerMaps | None:
+    """Small multiples for a frame: each layer projected alone with the method of the frame's map, aligned
+    to the mix's map (its occurrence points).
+
+    Args:
+        previous: the last result; its layer fits are reused when the points, layer norm and method are the
+            same (a slider move changes only the mix panel and the alignment).
+    Returns: None when the frame has no map (fewer than 3 occurrences).
+    """
+    if frame.coords is None:
+        return None
+    n = len(frame.rows)
+    method = frame.projection.method if frame.projection.method in ("pca", "umap", "tsne") else "pca"
+    key = (frame.signature[:2], frame.controls.layer_norm, method)
+    layers = table.layers(frame.controls.layer_norm)
+    num_layers = table.num_layers
+    mix = frame.coords[:n]
+    fits, notes = [], []
+    for j in range(num_layers):
+        if previous is not None and previous.key == key:
+            fits, notes = previous.fits, previous.notes[:num_layers]
+            break
+        x = layers[j][frame.rows]
+        if ex.nearly_identical(x):
+            fits.append(np.zeros((n, 2)))
+            notes.append("one vector for all: one spot")
+            continue
+        found = _project(x, method, None, umap_state)
+        fits.append(found.coords if found.coords is not None else np.zeros((n, 2)))
+        notes.append(found.note if found.method == method else f"{METHOD_NAMES.get(found.method, found.method)}: "
+                                                                 f"{found.note}")
+    aligned = []
+    for fit in fits:
+        if float(np.ptp(fit, axis=0).max()) == 0.0:
+            aligned.append(np.repeat(mix.mean(axis=0, keepdims=True), n, axis=0))  # one spot, at the mix's centre
+        else:
+            aligned.append(ex.procrustes_align(fit, mix))
+    names = [layer_name(j, num_layers) for j in range(num_layers)] + ["ELMo mix (current s, γ)"]
+    mix_note = "one vector for all: one spot" if frame.same_vector else ""
+    return LayerMaps(key, method, names, aligned + [mix], list(notes) + [mix_note], fits)

@@ -149,27 +149,40 @@ def _right_label(fig: go.Figure, y: float, text: str) -> None:
                        font=dict(size=11, color="#555"))
 
 
+PAPER_OFFSET = 0.4  # the paper's diamonds sit right of their bar, clear of its value label
+BAR_WIDTH = 0.55
+
+
 def task_figure(result: dict) -> go.Figure:
-    """Accuracy per layer and for the learned mix (bars), baselines (dotted lines), the paper's layer 1 and 2
-    values (diamonds, other data and model)."""
+    """Accuracy per layer and for the learned mix (bars with their values on top), baselines (dotted lines,
+    labelled outside the plot), the paper's layer 1 and 2 values (diamonds right of their bars, labelled beside
+    them: other data and model). The x axis is numeric (bar j at x = j) with the layer names as tick labels,
+    so a diamond can stand beside its bar instead of on top of the bar's label."""
     n = len(result["layers"])
     names = [f"layer {j}" for j in range(n)] + ["learned mix"]
     values = [_pct(v) for v in result["layers"]] + [_pct(result["mix_learned"])]
     colour = TASK_COLOURS.get(result["task"], "#444")
-    fig = go.Figure(go.Bar(x=names, y=values, marker_color=[colour] * n + ["#2ca02c"], text=values,
-                           textposition="outside", name="ours", hovertemplate="%{x}: %{y:.1f}%<extra></extra>"))
+    fig = go.Figure(go.Bar(x=list(range(len(names))), y=values, marker_color=[colour] * n + ["#2ca02c"],
+                           text=values, textposition="outside", name="ours", width=BAR_WIDTH,
+                           customdata=names, hovertemplate="%{customdata}: %{y:.1f}%<extra></extra>"))
     paper = result.get("paper") or {}
     if paper:
-        fig.add_trace(go.Scatter(x=["layer 1", "layer 2"], y=[_pct(paper["layer_1"]), _pct(paper["layer_2"])],
-                                 mode="markers", marker=dict(symbol="diamond", size=12, color="#d62728"),
-                                 name="paper (other data and model)",
-                                 hovertemplate="paper, %{x}: %{y:.1f}<extra></extra>"))
+        ys = [_pct(paper["layer_1"]), _pct(paper["layer_2"])]
+        fig.add_trace(go.Scatter(x=[1 + PAPER_OFFSET, 2 + PAPER_OFFSET], y=ys, mode="markers+text",
+                                 marker=dict(symbol="diamond", size=11, color="#d62728"),
+                                 text=[f"{v:.1f}" for v in ys], textposition="top center",
+                                 textfont=dict(color="#d62728", size=11),
+                                 name="paper (other data and model)", customdata=["layer 1", "layer 2"],
+                                 hovertemplate="paper, %{customdata}: %{y:.1f}<extra></extra>"))
     for name, value in result.get("baselines", {}).items():
         fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888")
         _right_label(fig, _pct(value), f"{name} {_pct(value):.1f}")
-    top = max(values + [_pct(v) for v in result.get("baselines", {}).values()] + [100 * paper.get("layer_1", 0)])
+    top = max(values + [_pct(v) for v in result.get("baselines", {}).values()] + [100 * paper.get("layer_1", 0),
+                                                                                   100 * paper.get("layer_2", 0)])
     fig.update_layout(title=result.get("title", result["task"]), yaxis_title=f"{result.get('metric', 'accuracy')} (%)",
-                      yaxis_range=[0, min(105, top + 12)], height=400, margin=MARGIN,
+                      yaxis_range=[0, min(112, top + 14)], height=400, margin=MARGIN,
+                      xaxis=dict(tickmode="array", tickvals=list(range(len(names))), ticktext=names,
+                                 range=[-0.5, len(names) - 0.5]),
                       legend=dict(orientation="h", y=-0.15))
     return fig
 
@@ -207,3 +220,18 @@ def summary_rows(report: dict) -> list[dict]:
         row["data used"] = f"{d.get('n_train', '?')} train / {d.get('n_test', '?')} test"
         rows.append(row)
     return rows
+
+
+def summary_table(report: dict) -> dict[str, list[str]]:
+    """``summary_rows`` turned on its side for a narrow page: one row per quantity, one column per task
+    (all cells text), so it fits at 1,024 px however many layers there are."""
+    rows = summary_rows(report)
+    keys = list(dict.fromkeys(k for row in rows for k in row if k != "task"))
+    table: dict[str, list[str]] = {"": keys}
+    for row in rows:
+        table[row["task"]] = [_cell(row.get(k, "")) for k in keys]
+    return table
+
+
+def _cell(v) -> str:
+    return f"{v:.1f}" if isinstance(v, float) else str(v)

@@ -354,6 +354,41 @@ def current_model(key: str | None = None, session: str | None = None) -> tuple[L
     return found, ""
 
 
+def comparison_choices(session: str | None = None) -> dict[str, str]:
+    """The models the Compare tab offers: {label: spec}. Every bundled model whose files are there
+    ("bundled:NAME"), the startup model when it is not the shipped default ("startup"), and this session's
+    uploaded or server-path model ("session")."""
+    from elmo_core.paths import BUNDLED_MODELS
+    out = {}
+    start = startup_model()
+    if start.key != "default":
+        out[f"{start.display_name} (startup model)"] = "startup"
+    for name, folder in BUNDLED_MODELS.items():
+        if (folder / "model.safetensors").is_file():
+            out[f"{name} (bundled)"] = f"bundled:{name}"
+    found, _ = model_registry().for_session(session or _session_id())
+    if found is not None:
+        out[f"{found.display_name} (yours, this session only)"] = "session"
+    return out
+
+
+def comparison_model(spec: str, session: str | None = None) -> LoadedModel:
+    """The model behind a ``comparison_choices`` spec. Raises KeyError when it is no longer there (e.g. an
+    uploaded model that was unloaded)."""
+    if spec == "startup":
+        return startup_model()
+    if spec == "session":
+        found, _ = model_registry().for_session(session or _session_id())
+        if found is None:
+            raise KeyError("your uploaded model is no longer loaded")
+        return found
+    if spec.startswith("bundled:"):
+        name = spec.split(":", 1)[1]
+        start = startup_model()
+        return start if name == "default" and start.key == "default" else bundled_model(name)
+    raise KeyError(f"unknown model {spec!r}")
+
+
 def device_description(embedder) -> str:
     device = embedder.device
     if device.type == "cuda":

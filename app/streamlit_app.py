@@ -1,7 +1,8 @@
 """ELMo Explorer: entry point. ``streamlit run app/streamlit_app.py``
 
-Sets up the page, the navigation (Explorer; Layers when ``app/views/layers.py`` exists) and the shared
-sidebar model panel. Configuration is read from environment variables, see ``app/resources.py``.
+Sets up the page, the navigation (Explorer; Layer probes when ``app/views/layers.py`` exists), a session's
+start from its link (``app.state.start_session``), presentation mode and the shared sidebar model panel.
+Configuration is read from environment variables, see ``app/resources.py``.
 """
 from __future__ import annotations
 
@@ -11,19 +12,41 @@ import streamlit as st
 
 # `app` is an installed package (`make app` installs the checkout in editable mode, the Docker image sets
 # PYTHONPATH), so this script imports it like any other package, from wherever it is installed.
-from app import resources
+from app import resources, state
+from app.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
 from app.safe import md
 
 HERE = Path(__file__).resolve().parent
 
 # emoji icons: a ":material/...:" page icon makes the browser fetch it from fonts.gstatic.com
-st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide",
+                   initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
 resources.umap_warm_up()  # once per server process, in the background
 
 pages = [st.Page(HERE / "views" / "explorer.py", title="Explorer", icon="🔎", default=True)]
 if (HERE / "views" / "layers.py").exists():
-    pages.append(st.Page(HERE / "views" / "layers.py", title="Layers", icon="📊"))
+    pages.append(st.Page(HERE / "views" / "layers.py", title="Layer probes", icon="📊"))
 navigation = st.navigation(pages)
+
+PRESENT_CSS = """<style>
+html { font-size: 19px; }
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 2.5rem 1.5rem 2rem 1.5rem; }
+</style>"""
+NORMAL_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }
+</style>"""
+
+
+def start_from_link() -> None:
+    """A session's first run: the view its link asks for (``app.state``), before anything is drawn."""
+    try:
+        models = resources.bundled_choices() or ["default"]
+    except Exception:  # no model at all: the model panel says why
+        models = ["default"]
+    start = EXAMPLE_SETS[DEFAULT_EXAMPLE]
+    state.start_session(st.session_state, {k: st.query_params[k] for k in st.query_params},
+                        {name: e.text for name, e in EXAMPLE_SETS.items()}, models, resources.BUNDLED_CHOICE_KEY,
+                        state.View(text=start.text, example=start.name, word=start.word))
 
 
 def _forget_uploads(*files) -> None:
@@ -76,8 +99,12 @@ def _back_to_startup() -> None:
 
 
 def model_panel():
-    """Sidebar: which model, its size and device, the last run's timings, and loading another model."""
+    """Sidebar: presentation mode, which model, its size and device, the last run's timings, and loading another
+    model (not in presentation mode)."""
     with st.sidebar:
+        st.toggle("Presentation mode", key=state.PRESENT,
+                  help="Larger type and fewer controls, for a projector. The link keeps it.")
+        presenting = bool(st.session_state.get(state.PRESENT))
         st.header("Model")
         message = st.session_state.pop("_model_message", None)
         if message:
@@ -102,12 +129,15 @@ def model_panel():
             st.info(md(note))
         e = model.embedder
         st.markdown(f"**{md(model.display_name)}**  \n{md(model.source)}")
-        if model.key in ("default", "bundled:lm-only"):
+        if model.key in ("default", "bundled:lm-only") and not presenting:
             folder = "default" if model.key == "default" else "lm-only"
             st.caption(f"A small biLM trained for this app (model card: `assets/{folder}/MODEL_CARD.md`). It is much "
                        "weaker than the published ELMo models: on our sense probe its contextual layers are only a few "
                        "points above chance, so the senses of a word rarely form separate groups here. Load the "
                        "published weights under “Load your own ELMo” below for the real thing.")
+        if presenting:
+            umap_status(resources.umap_warm_up().state == "warming")
+            return st.empty()
         c1, c2 = st.columns(2)
         c1.metric("parameters", f"{e.num_parameters / 1e6:.1f} M" if e.num_parameters >= 1e6 else f"{e.num_parameters:,}")
         c2.metric("layers × dim", f"{e.num_layers} × {e.dim}")
@@ -139,14 +169,28 @@ def model_panel():
             if model.key != resources.startup_model().key:
                 st.button("Back to the startup model", key="model_reset", on_click=_back_to_startup)
 
-        warm = resources.umap_warm_up()
-        if warm.state == "warming":
-            st.caption("UMAP is compiling in the background (first start only); maps use PCA until it is ready.")
-        elif warm.state == "failed":
-            st.caption(f"UMAP is unavailable ({md(warm.error)}); maps use PCA or t-SNE.")
+        umap_status(resources.umap_warm_up().state == "warming")
     return timing_slot
 
 
+def umap_status(warming: bool) -> None:
+    """The UMAP warm-up's state, redrawn every 2 s while it lasts (the page's fragments rerun without the
+    sidebar); when it ends the whole page reruns once, so maps that fell back to PCA become UMAP maps."""
+    @st.fragment(run_every=2.0 if warming else None)
+    def status() -> None:
+        warm = resources.umap_warm_up()
+        if warm.state == "warming":
+            st.caption("UMAP is compiling in the background (about 20 s after the server starts); maps use PCA "
+                       "until it is ready.")
+        elif warm.state == "failed":
+            st.caption(f"UMAP is unavailable ({md(warm.error)}); maps use PCA or t-SNE.")
+        elif warming:  # it was warming when the page was drawn: redraw the maps with UMAP, stop polling
+            st.rerun()
+    status()
+
+
+start_from_link()
+st.html(PRESENT_CSS if st.session_state.get(state.PRESENT) else NORMAL_CSS)
 timing_slot = model_panel()
 navigation.run()
 if st.session_state.get("_timings"):

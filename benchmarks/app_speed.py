@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/app_speed.py [--checkpoint DIR | --options options.json --weights weights.hdf5]
                                    [--device cpu] [--occurrences 200] [--moves 20] [--trials 5]
-                                   [--threads N] [--parts abc] [--phases] [--profile]
+                                   [--threads N] [--parts abcd] [--phases] [--profile]
 
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
 (``elmo_core.loading.load_embedder``: the same rule as the command line and the app).
@@ -19,6 +19,13 @@ Model: --checkpoint (our format) or --options + --weights (published ELMo); else
     Twice: "bank" (20 bank sentences; few reference sentences) and, as the worst case, 20 sentences with
     "the", whose reference sentences hit the app's cap (``resources.MAX_REFERENCE_SENTENCES``).
 (c) UMAP: import + first fit in a fresh process (numba JIT) vs the same fit warm, and the warm-started refit.
+(d) t-SNE and the new views, on the (a) set of --occurrences unlabelled occurrences, after warm-up: a t-SNE map
+    from scratch (``compute_frame`` with projection "tsne" and no previous frame: PCA init, capped iterations;
+    target 1 s at 200 points) and a warm-started t-SNE refit (a slider move); the small multiples
+    (``app.frame.layer_maps``: each layer projected with UMAP, then aligned) first and after a slider move
+    (layer fits reused); and two models compared after a slider move (``app.compare.compare``: two frames
+    with the "auto" projection, UMAP at 200 points, warm-started, + alignment), here
+    the same model under two keys; medians of --trials.
 
 The benchmark calls the functions the page calls, so it cannot drift from it. Streamlit's own overhead (script rerun, websocket, browser rendering) is not included.
 """
@@ -42,7 +49,8 @@ sys.path.insert(0, str(ROOT))
 from app import explore as ex  # noqa: E402
 from app import figures  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
-from app.frame import Controls, Reference, compute_frame  # noqa: E402
+from app import compare  # noqa: E402
+from app.frame import Controls, Reference, compute_frame, layer_maps  # noqa: E402
 from elmo_core.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
 
 K = 10  # neighbours shown (the page's default)
@@ -228,6 +236,52 @@ def first_view(embedder, model_key, trials, ref_lines, text=None, word=None):
     return total, phases, info
 
 
+# ---- (d) t-SNE, small multiples, comparison ----------------------------------------------------------------
+def views_rows(embedder, model_key, n_occ, trials) -> list:
+    cache = ex.ActivationCache(2**31)
+    lines, word = occurrence_set(n_occ, False)
+    acts, _ = cache.get_many(model_key, embedder.embed_batch, [ln.tokens for ln in lines])
+    table = ex.TokenTable(lines, acts)
+    occ = ex.find_occurrences(lines, word)
+    w = (0.0,) * table.num_layers
+
+    def median_of(fn) -> float:
+        times = []
+        for _ in range(trials):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    tsne = Controls(w, projection="tsne")
+    compute_frame(table, occ, tsne, model_key="m", word=word, umap_state="ready")  # warm-up
+    fresh = median_of(lambda: compute_frame(table, occ, tsne, model_key="m", word=word, umap_state="ready"))
+    first = compute_frame(table, occ, tsne, model_key="m", word=word, umap_state="ready")
+    moved = Controls((0.0,) * (table.num_layers - 1) + (0.5,), projection="tsne")
+    refit = median_of(lambda: compute_frame(table, occ, moved, first, model_key="m", word=word, umap_state="ready"))
+    umap_frame = compute_frame(table, occ, Controls(w, projection="umap"), model_key="m", word=word,
+                               umap_state="ready")
+    maps_first = median_of(lambda: layer_maps(table, umap_frame))
+    maps = layer_maps(table, umap_frame)
+    umap_moved = compute_frame(table, occ, Controls((0.0,) * (table.num_layers - 1) + (0.5,), projection="umap"),
+                               umap_frame, model_key="m", word=word, umap_state="ready")
+    maps_moved = median_of(lambda: layer_maps(table, umap_moved, maps))
+    sides = compare.compare([("a", "m", table), ("b", "m2", table)], occ, Controls(w), word)
+    compared = median_of(lambda: compare.compare([("a", "m", table), ("b", "m2", table)], occ,
+                                                 Controls((0.0,) * (table.num_layers - 1) + (0.5,)), word, sides))
+    n = len(occ)
+    return [(f"(d) t-SNE map from scratch (PCA init, at most {ex.TSNE_MAX_ITER} iterations), {n} occurrences, "
+             f"whole compute_frame; median of {trials}", ms(fresh), "1 s", {}),
+            (f"(d) t-SNE warm-started refit after a slider move ({ex.TSNE_WARM_ITER} iterations), {n} occurrences; "
+             f"median of {trials}", ms(refit), "", {}),
+            (f"(d) layers side by side, UMAP, {n} occurrences: first (three UMAP fits); median of {trials}",
+             ms(maps_first), "", {}),
+            (f"(d) layers side by side after a slider move (fits reused, re-aligned); median of {trials}",
+             ms(maps_moved), "", {}),
+            (f"(d) two models compared after a slider move (two frames, warm-started UMAP, alignment), {n} occurrences; "
+             f"median of {trials}", ms(compared), "", {})]
+
+
 # ---- (c) UMAP cold vs warm --------------------------------------------------------------------------------
 UMAP_CHILD = r"""
 import json, sys, time
@@ -284,6 +338,8 @@ def model_rows(args) -> list:
         rows.append((f"(a) slider move, {n_occ} occurrences ({what}), {n_tokens} tokens, "
                      f"{0 if ref is None else ref.num_tokens} reference tokens; median of {args.moves}",
                      ms(med), "300 ms", phases))
+    if "d" in args.parts:
+        rows += views_rows(embedder, model_key, args.occurrences, args.trials)
     for text, word in ((None, None), (worst_case_text(), "the")) if "b" in args.parts else ():
         total, phases, info = first_view(embedder, model_key, args.trials, ref_lines, text, word)
         rows.append((f"(b) new set of {info['sentences']} sentences -> first full view ('{info['word']}', "
@@ -304,7 +360,7 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=0,
                    help="torch threads for the biLM (default: torch's default, as the app). On a machine where "
                         "another process keeps a core busy, 1 avoids waiting for the busy core at every step")
-    p.add_argument("--parts", default="abc", help="which of (a), (b), (c) to run, e.g. --parts ac (default abc)")
+    p.add_argument("--parts", default="abcd", help="which of (a), (b), (c), (d) to run, e.g. --parts ad (default abcd)")
     p.add_argument("--phases", action="store_true", help="print every phase's median, not only the largest")
     p.add_argument("--profile", action="store_true",
                    help="also run the unlabelled slider moves under cProfile and print the top functions")
@@ -313,7 +369,7 @@ def main(argv=None) -> None:
         p.error("--options and --weights go together")
 
     rows = []
-    if "a" in args.parts or "b" in args.parts:
+    if "a" in args.parts or "b" in args.parts or "d" in args.parts:
         rows += model_rows(args)
     if "c" in args.parts:
         u = umap_cold_warm()

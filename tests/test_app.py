@@ -102,8 +102,8 @@ def test_first_visit_shows_the_play_example():
     at = start()
     no_errors(at)
     assert at.title[0].value == "ELMo Explorer"
-    assert at.text_area(key="sentences").value == EXAMPLE_SETS["play"].text
-    assert at.selectbox(key="word").value == "play"
+    assert at.text_area(key="explorer_sentences").value == EXAMPLE_SETS["play"].text
+    assert at.selectbox(key="explorer_word").value == "play"
     data = frame_of(at)
     assert len(data.rows) == 15 and data.coords.shape == (15, 2)
     assert data.projection.method == "pca"  # UMAP warm-up is off in tests: PCA with a note
@@ -119,15 +119,15 @@ def test_first_visit_shows_the_play_example():
 
 def test_typed_sentences_give_the_models_vectors(embedder):
     at = start()
-    at.text_area(key="sentences").input(BANK4).run()
-    at.selectbox(key="word").set_value("bank").run()
+    at.text_area(key="explorer_sentences").input(BANK4).run()
+    at.selectbox(key="explorer_word").set_value("bank").run()
     no_errors(at)
     data = frame_of(at)
     np.testing.assert_allclose(data.vectors, expected_mix(embedder, BANK4, "bank", [0, 0, 0]), rtol=1e-5, atol=1e-6)
     assert data.coords.shape == (4, 2) and data.projection.method == "pca"
 
-    at.slider(key="w_2").set_value(2.0).run()
-    at.slider(key="gamma").set_value(0.5).run()
+    at.slider(key="explorer_w_2").set_value(2.0).run()
+    at.slider(key="explorer_gamma").set_value(0.5).run()
     no_errors(at)
     data = frame_of(at)
     np.testing.assert_allclose(data.s, ex.softmax([0, 0, 2.0]))
@@ -135,24 +135,24 @@ def test_typed_sentences_give_the_models_vectors(embedder):
                                rtol=1e-5, atol=1e-6)
     assert at.query_params["w"] == "0,0,2" and at.query_params["g"] == "0.5"
     text = " ".join(shown(m.value) for m in at.markdown)
-    assert f"s_2 = softmax(w)_2 = **{ex.softmax([0, 0, 2.0])[2]:.3f}**" in text
+    assert f"s_2 = **{ex.softmax([0, 0, 2.0])[2]:.3f}**" in text
 
 
 def test_presets_and_reset():
     at = start(ex="bank", word="bank")
-    at.button(key="preset_bottom").click().run()
+    at.button(key="explorer_preset_bottom").click().run()
     data = frame_of(at)
     assert data.s[0] > 0.9999
     # layer 0 is context-free: one vector for all occurrences, drawn at one spot with a note (no noise map)
     assert data.same_vector and np.ptp(data.coords, axis=0).max() == 0.0
     assert any("have the same vector here" in str(i.value) and "context-free" in str(i.value) for i in at.info)
-    at.button(key="preset_top").click().run()
+    at.button(key="explorer_preset_top").click().run()
     assert frame_of(at).s[2] > 0.9999
-    at.checkbox(key="layer_norm").check().run()
-    at.button(key="reset").click().run()
+    at.checkbox(key="explorer_layer_norm").check().run()
+    at.button(key="explorer_reset").click().run()
     no_errors(at)
     np.testing.assert_allclose(frame_of(at).s, [1 / 3] * 3)
-    assert frame_of(at).controls.gamma == 1.0 and not at.checkbox(key="layer_norm").value
+    assert frame_of(at).controls.gamma == 1.0 and not at.checkbox(key="explorer_layer_norm").value
 
 
 def test_unknown_example_set_in_link_is_reported():
@@ -164,9 +164,9 @@ def test_unknown_example_set_in_link_is_reported():
 def test_shared_link_restores_the_view():
     at = start(ex="bank", word="bank", w="0,1,2", g="2", proj="tsne", ln="1")
     no_errors(at)
-    assert at.text_area(key="sentences").value == EXAMPLE_SETS["bank"].text
-    assert [at.slider(key=f"w_{j}").value for j in range(3)] == [0.0, 1.0, 2.0]
-    assert at.slider(key="gamma").value == 2.0 and at.checkbox(key="layer_norm").value
+    assert at.text_area(key="explorer_sentences").value == EXAMPLE_SETS["bank"].text
+    assert [at.slider(key=f"explorer_w_{j}").value for j in range(3)] == [0.0, 1.0, 2.0]
+    assert at.slider(key="explorer_gamma").value == 2.0 and at.checkbox(key="explorer_layer_norm").value
     assert frame_of(at).projection.method == "tsne"
     assert frame_of(at).coords.shape == (12, 2)
 
@@ -189,11 +189,11 @@ def test_neighbours_follow_the_query_occurrence():
     at = start(ex="bank", word="bank")
     first = frame_of(at).neighbours
     assert len(first) == 10 and all(0 <= n[2] <= 1.0001 for n in first)
-    at.selectbox(key="query_occ").set_value(7).run()
+    at.selectbox(key="explorer_query").set_value(7).run()
     no_errors(at)
     assert frame_of(at).query == 7
     assert frame_of(at).neighbours != first
-    at.checkbox(key="nn_same_word").check().run()
+    at.checkbox(key="explorer_same_word").check().run()
     assert {n[0].lower() for n in frame_of(at).neighbours} == {"bank"}
     spec = map_spec(at)
     ring = next(t for t in spec["data"] if t["name"] == "neighbours query")
@@ -202,7 +202,7 @@ def test_neighbours_follow_the_query_occurrence():
 
 def test_context_words_in_grey():
     at = start(ex="bank", word="bank")
-    at.checkbox(key="context").check().run()
+    at.checkbox(key="explorer_context").check().run()
     no_errors(at)
     grey = next(t for t in map_spec(at)["data"] if t["name"] == "other words")
     table_tokens = sum(len(ln.tokens) for ln in ex.parse_input(EXAMPLE_SETS["bank"].text).lines)
@@ -218,9 +218,10 @@ def test_reference_corpus_neighbours(monkeypatch, tmp_path):
     monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "ref"))
     at = start(ex="bank", word="bank")
     no_errors(at)
-    frames = [df.value for df in at.dataframe]
-    ref_frame = next(f for f in frames if list(f.columns) == ["cos", "in context"])
-    assert len(ref_frame) == 2 and all("«bank»" in s for s in ref_frame["in context"])
+    found = frame_of(at).reference_neighbours
+    assert len(found) == 2 and all(k.target == "bank" for _, k in found)
+    assert {k.plain() for _, k in found} == {"The «bank» of the river flooded .", "She works at a «bank» ."}
+    assert any("Among 2 occurrences in 2 reference sentences." == c.value for c in at.caption)
     # the layer-0 column: the input's types while the vocabulary's vectors compute, then the vocabulary's
     from app import resources
     types = resources.type_vectors(resources.startup_model())
@@ -243,7 +244,7 @@ def test_no_reference_corpus_is_said_not_hidden():
 # ---- bad input ---------------------------------------------------------------------------------------------
 def test_empty_box():
     at = start()
-    at.text_area(key="sentences").input("   \n\n").run()
+    at.text_area(key="explorer_sentences").input("   \n\n").run()
     no_errors(at)
     assert "Type or paste some sentences" in " ".join(str(i.value) for i in at.info)
     assert len(at.get("plotly_chart")) == 0
@@ -252,17 +253,23 @@ def test_empty_box():
 def test_word_not_there():
     at = start(s="[a] the bank is here\n[b] a bank", word="zebra")
     no_errors(at)
-    assert "“zebra” does not occur" in warnings(at)
-    assert at.selectbox(key="word").value == "bank"
+    infos = " ".join(shown(i.value) for i in at.info)
+    assert "The link's word “zebra” does not occur in these sentences; showing “bank”" in infos
+    assert "zebra" not in warnings(at)  # a calm note, not a warning
+    assert at.selectbox(key="explorer_word").value == "bank"
+    at.text_area(key="explorer_sentences").input("The bat flew .\nA bat hung there .").run()
+    no_errors(at)  # a new text: its own word, without a note
+    assert at.selectbox(key="explorer_word").value == "bat"
+    assert "does not occur" not in " ".join(shown(i.value) for i in at.info) + warnings(at)
 
 
 @pytest.mark.parametrize("text, n", [("The bank closed.\nWe walked home.", 1), ("One bank.\nTwo banks and a bank.", 2)])
 def test_one_or_two_occurrences(text, n):
     at = start()
-    at.text_area(key="sentences").input(text).run()
-    at.selectbox(key="word").set_value("bank").run()
+    at.text_area(key="explorer_sentences").input(text).run()
+    at.selectbox(key="explorer_word").set_value("bank").run()
     no_errors(at)
-    assert f"occurs {n} time(s): a 2-D map needs at least 3 points" in warnings(at)
+    assert f"occurs {n} time{'s' if n > 1 else ''}: a 2-D map needs at least 3 points" in warnings(at)
     assert frame_of(at).coords is None
     assert len(frame_of(at).rows) == n
     assert len(frame_of(at).neighbours) > 0  # the neighbours table still works
@@ -271,14 +278,14 @@ def test_one_or_two_occurrences(text, n):
 def test_emoji_and_non_latin_text():
     text = "Я сидел на берегу реки 😀.\nНа берегу реки тихо.\n我们 在 河 岸 上 😀\nΗ τράπεζα έκλεισε 😀 .\nThe bank 😀 is closed 🏦."
     at = start()
-    at.text_area(key="sentences").input(text).run()
+    at.text_area(key="explorer_sentences").input(text).run()
     no_errors(at)
-    options = at.selectbox(key="word").options
+    options = at.selectbox(key="explorer_word").options
     assert not any(o.startswith("😀") for o in options)  # emoji are not word-like, so not offered as targets
-    at.selectbox(key="word").set_value("реки").run()
+    at.selectbox(key="explorer_word").set_value("реки").run()
     no_errors(at)
     assert len(frame_of(at).rows) == 2
-    at.selectbox(key="word").set_value("τράπεζα").run()
+    at.selectbox(key="explorer_word").set_value("τράπεζα").run()
     no_errors(at)
     assert len(frame_of(at).rows) == 1
 
@@ -286,8 +293,8 @@ def test_emoji_and_non_latin_text():
 def test_sixty_character_token():
     long = "x" * 60
     at = start()
-    at.text_area(key="sentences").input(f"a {long} b\nc {long}\n{long} d").run()
-    at.selectbox(key="word").set_value(long).run()
+    at.text_area(key="explorer_sentences").input(f"a {long} b\nc {long}\n{long} d").run()
+    at.selectbox(key="explorer_word").set_value(long).run()
     no_errors(at)
     assert "longer than 48 UTF-8 bytes" in warnings(at)
     assert frame_of(at).coords.shape == (3, 2)
@@ -296,7 +303,7 @@ def test_sixty_character_token():
 def test_thousands_of_lines_are_capped():
     text = "\n".join(f"[s{i % 2}] Line {i} is about the bank ." for i in range(2000))
     at = start()
-    at.text_area(key="sentences").input(text).run()
+    at.text_area(key="explorer_sentences").input(text).run()
     no_errors(at)
     assert f"first {ex.MAX_LINES} of 2000 lines" in warnings(at)
     assert len(frame_of(at).rows) == ex.MAX_LINES
@@ -305,7 +312,7 @@ def test_thousands_of_lines_are_capped():
 
 def test_only_punctuation():
     at = start()
-    at.text_area(key="sentences").input("... !!!\n???").run()
+    at.text_area(key="explorer_sentences").input("... !!!\n???").run()
     no_errors(at)
     assert "no words" in warnings(at)
 
@@ -341,3 +348,23 @@ def test_uploaded_model_error_names_the_users_file():
     message = str(info.value)
     assert message.startswith("my.safetensors") and "is missing" in message
     assert "elmo-explorer-uploads" not in message and "upload:" not in message
+
+
+def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
+    from app import state
+    at = start(ex="bank", word="bank", show="layers", clusters="3", compare="default,lm-only", tab="compare")
+    no_errors(at)
+    frame = frame_of(at)
+    assert frame.clusters.k == 3 and frame.clusters.chosen_by == "manual"
+    maps = at.session_state[state.private("layer_maps")]
+    assert len(maps.coords) == 4 and all(c.shape == (12, 2) for c in maps.coords)
+    sides = at.session_state[state.private("compare_sides")]
+    assert [s.key for s in sides] == ["bundled:default", "bundled:lm-only"]  # the startup model is the fixture
+    assert all(s.frame.vectors.shape[0] == 12 for s in sides) and sides[1].aligned
+    assert not np.allclose(sides[0].frame.vectors, sides[1].frame.vectors)  # two models, two sets of vectors
+    # the controls stay in the link
+    params = state.view_to_query(at.session_state[state.VIEW])
+    assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
+    # the Senses tab lists every occurrence once, in its cluster
+    senses = " ".join(str(h.proto.body) for h in at.get("html"))
+    assert senses.count("cluster 1") >= 1 and "cluster 3" in senses

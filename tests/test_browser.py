@@ -1,9 +1,10 @@
-"""One real-browser test: the running Streamlit app driven by headless Chromium (Debian's, never a download).
+"""Real-browser tests: the running Streamlit app driven by headless Chromium (Debian's, never a download).
 
-It starts ``streamlit run app/streamlit_app.py`` on a free port with the tiny fixture biLM, types sentences
-into the text area, picks a word, moves a layer-weight slider with the keyboard and checks that the shown
-s_j and the map's point coordinates changed; then it saves a screenshot (pytest's tmp path, and
-``$ELMO_SCREENSHOT_DIR`` when set).
+Each starts ``streamlit run app/streamlit_app.py`` on a free port with the tiny fixture biLM. The first types
+sentences into the text area, picks a word, moves a layer-weight slider with the keyboard and checks that the
+shown s_j and the map's point coordinates changed. The second opens the bank example, compares the fixture
+model with the bundled lm-only model in the Compare tab and checks both maps and both models' scores. Each
+saves a screenshot (pytest's tmp path, and ``$ELMO_SCREENSHOT_DIR`` when set).
 
 Needs /usr/bin/chromium and /usr/bin/chromedriver (Debian packages ``chromium`` and ``chromium-driver``).
 Without them the test is skipped, unless ``ELMO_REQUIRE_BROWSER=1`` (CI), where it fails instead.
@@ -136,6 +137,7 @@ def browser():
     options.add_argument(f"--user-data-dir={profile}")
     # An explicit driver path means Selenium Manager is never run (it would try to download a driver).
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_script_timeout(120)  # a page script on a busy 2-core machine can take longer than the 30 s default
     try:
         yield driver
     finally:
@@ -178,8 +180,8 @@ def _body_text(driver) -> str:
 
 
 def _s_values(driver) -> list[str]:
-    """The displayed s_j = softmax(w)_j values, in order (the intro's "s_j = softmax(w)_j" does not match)."""
-    return [m.group(2) for m in re.finditer(r"s_(\d+) = softmax\(w\)_\1 = ([0-9.]+)", _body_text(driver))]
+    """The displayed s_j values under the sliders, in order (the formula's "s_j · h_j" does not match)."""
+    return [m.group(1) for m in re.finditer(r"\bs_\d+ = ([0-9.]+)", _body_text(driver))]
 
 
 def _idle(driver) -> bool:
@@ -201,24 +203,24 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
 
     d = browser
     d.get(app_url + "/")
-    _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-sentences textarea"), 45)
+    _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_sentences textarea"), 45)
 
     # 1. type the sentences (Ctrl+Enter submits a text area)
-    area = _find(d, ".st-key-sentences textarea")
+    area = _find(d, ".st-key-explorer_sentences textarea")
     area.send_keys(Keys.CONTROL, "a")
     area.send_keys(Keys.DELETE)
     area.send_keys(SENTENCES)
     area.send_keys(Keys.CONTROL, Keys.ENTER)
-    _wait(d, "the suggested word 'bank'", lambda d: "6 occurrence(s) of “bank”" in _body_text(d))
+    _wait(d, "the suggested word 'bank'", lambda d: "6 occurrences of “bank”" in _body_text(d))
 
     # 2. pick "light" in the word box (a combobox: type to filter, click the option)
-    box = _find(d, ".st-key-word input")
+    box = _find(d, ".st-key-explorer_word input")
     box.click()
     box.send_keys("light")
     option = _wait(d, "the option 'light'", lambda d: next(
         (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith("light")), None))
     option.click()
-    _wait(d, "the occurrences of 'light'", lambda d: "5 occurrence(s) of “light”" in _body_text(d))
+    _wait(d, "the occurrences of 'light'", lambda d: "5 occurrences of “light”" in _body_text(d))
     before = _wait(d, "the map of 'light'", lambda d: (lambda data: data if data and any(
         t[0] == "lamp" for t in data) else None)(d.execute_script(MAP_DATA_JS)))
     s_before = _s_values(d)
@@ -227,7 +229,7 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     assert points_before == 5, before
 
     # 3. move the top layer's slider with the keyboard: w_2 from 0.0 to 0.5
-    slider = _find(d, ".st-key-w_2 input[type=range]")
+    slider = _find(d, ".st-key-explorer_w_2 input[type=range]")
     d.execute_script("arguments[0].focus();", slider)
     for _ in range(5):
         slider.send_keys(Keys.ARROW_RIGHT)
@@ -252,6 +254,61 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     shot = tmp_path / "explorer_browser.png"
     assert d.save_screenshot(str(shot)), "the screenshot could not be saved"
     assert shot.stat().st_size > 10_000
+    if os.environ.get("ELMO_SCREENSHOT_DIR"):
+        out = Path(os.environ["ELMO_SCREENSHOT_DIR"])
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, out / shot.name)
+
+
+CHART_DATA_JS = """
+const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
+if (!g || !g._fullData) return null;
+return g._fullData.map(t => [t.name, Array.from(t.x || []), Array.from(t.y || [])]);
+"""
+
+
+def _pick(driver, key: str, option_start: str) -> None:
+    """Choose an option of the selectbox with ``key`` (a combobox: type to filter, click the option)."""
+    from selenium.webdriver.common.by import By
+    box = _wait(driver, f"the {key} box", lambda d: next(
+        (b for b in d.find_elements(By.CSS_SELECTOR, f".st-key-{key} input[role=combobox]") if b.is_displayed()), None))
+    box.click()
+    box.send_keys(option_start)
+    _wait(driver, f"the option {option_start!r}", lambda d: next(
+        (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith(option_start)), None)).click()
+
+
+def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
+    """The Compare tab: the startup (fixture) model against the bundled lm-only model on the bank example."""
+    from selenium.webdriver.common.by import By
+    from elmo_core.paths import BUNDLED_MODELS
+    if not (BUNDLED_MODELS["lm-only"] / "model.safetensors").is_file():
+        pytest.skip("the bundled lm-only model is not in this checkout")
+    d = browser
+    d.get(app_url + "/?ex=bank&word=bank")
+    _wait(d, "the map of 'bank'", lambda d: d.execute_script(MAP_DATA_JS), 120)  # a busy machine: a slow first page
+    tab = _wait(d, "the Compare models tab", lambda d: next(
+        (t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if t.text.startswith("Compare models")), None))
+    tab.click()
+    _pick(d, "explorer_compare_a", "lm_weights.hdf5")
+    _pick(d, "explorer_compare_b", "lm-only")
+    left = _wait(d, "the left map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-explorer_compare_map_0"), 60)
+    right = _wait(d, "the right map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-explorer_compare_map_1"), 60)
+    # the same 12 occurrences on both sides, as river / money groups, in other places (other models)
+    for side in (left, right):
+        counts = {name: len(x) for name, x, _ in side}
+        assert counts == {"river": 6, "money": 6, "neighbours query": 1}, counts
+    moved = max(abs(a - b) for tl, tr in zip(left, right) for a, b in zip(tl[1] + tl[2], tr[1] + tr[2]))
+    assert moved > 1e-3, (left, right)
+    scores = [d.execute_script(CHART_DATA_JS, f".st-key-explorer_compare_sep_{j}") for j in (0, 1)]
+    assert all(s and s[0][0].startswith("1-NN") and len(s[0][2]) == 4 for s in scores), scores
+    assert scores[0][0][2] != scores[1][0][2]  # each model's own 1-NN accuracy per layer and the mix
+    assert "aligned to the left map" in _body_text(d)
+    assert not _page_errors(d)
+    shot = tmp_path / "explorer_compare.png"
+    d.execute_script("document.querySelector('.st-key-explorer_compare_map_0').scrollIntoView({block: 'start'});")
+    time.sleep(0.5)
+    assert d.save_screenshot(str(shot))
     if os.environ.get("ELMO_SCREENSHOT_DIR"):
         out = Path(os.environ["ELMO_SCREENSHOT_DIR"])
         out.mkdir(parents=True, exist_ok=True)

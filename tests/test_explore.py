@@ -5,7 +5,6 @@ Procrustes) on small arrays built for the purpose.
 """
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -275,6 +274,31 @@ def test_project_tsne_warm_start():
     assert again.coords.shape == (20, 2)
 
 
+def test_tsne_is_bounded_and_starts_from_pca(monkeypatch):
+    from sklearn import manifold
+    rng = np.random.default_rng(5)
+    x = ex.l2_normalise(np.concatenate([rng.normal(size=(15, 8)) + 3, rng.normal(size=(15, 8)) - 3]))
+    made = []
+    real = manifold.TSNE
+
+    def spy(**kw):
+        made.append(kw)
+        return real(**kw)
+
+    monkeypatch.setattr(manifold, "TSNE", spy)
+    coords, iterations = ex.tsne_fit(x, 0)
+    assert made[-1]["init"] == "pca" and made[-1]["max_iter"] == ex.TSNE_MAX_ITER < 1000
+    assert iterations <= ex.TSNE_MAX_ITER and coords.shape == (30, 2)
+    # the two groups stay apart after the capped run: every point is nearer its own group's centre
+    centres = np.stack([coords[:15].mean(0), coords[15:].mean(0)])
+    nearest = np.argmin(((coords[:, None] - centres[None]) ** 2).sum(-1), axis=1)
+    assert nearest.tolist() == [0] * 15 + [1] * 15
+    _, warm_iterations = ex.tsne_fit(x, 0, coords)
+    assert made[-1]["max_iter"] == ex.TSNE_WARM_ITER and made[-1]["early_exaggeration"] == 1.0
+    assert warm_iterations <= ex.TSNE_WARM_ITER
+    np.testing.assert_array_equal(made[-1]["init"], coords.astype(np.float32))
+
+
 def test_umap_projection_separates_clusters_and_stays_put():
     pytest.importorskip("umap")
     warm = ex.UmapWarmUp().run_now()
@@ -336,35 +360,43 @@ def test_separation_without_labels_and_too_few():
 
 
 # ---- export and the URL view -------------------------------------------------------------------------------------
-def test_exports():
-    lines = [ex.Line("The bank , ok", "river", ("The", "bank", ",", "ok"))]
-    occ = [ex.Occurrence(0, 1, "bank", "river")]
-    x = np.array([[0.5, -1.25]], dtype=np.float32)
-    csv_text = ex.vectors_csv(lines, occ, x).decode()
-    assert csv_text.splitlines()[0] == "sentence_index,token_index,token,label,sentence,v0,v1"
-    assert csv_text.splitlines()[1] == '0,1,bank,river,"The bank , ok",0.5,-1.25'
-    np.testing.assert_array_equal(np.load(io.BytesIO(ex.npy_bytes(x))), x)
-    assert ex.coords_csv(occ, np.array([[1.0, 2.0]]), lines).decode().splitlines()[1].startswith("0,1,bank,river,1,2,")
+def test_picker_puts_the_exact_word_before_longer_words_then_frequency():
+    counts = [("then", 30), ("the", 449), ("there", 5), ("bank", 12), ("battle", 50), ("bat", 3), ("them", 5)]
+    counts.sort(key=lambda kv: (-kv[1], kv[0]))  # as word_counts gives them
+    order = ex.picker_order(counts)
+    assert sorted(order) == sorted(w for w, _ in counts)  # every word once
+    # what a prefix filter shows when one types "the" or "bat": the word itself, then the others by frequency
+    assert [w for w in order if w.startswith("the")] == ["the", "then", "them", "there"]
+    assert [w for w in order if w.startswith("bat")] == ["bat", "battle"]
+    assert order[0] == "the"  # no typing: the most frequent word first
+    lines = ex.parse_input("Then the dog saw the cat .\nThe end , then .").lines
+    assert ex.picker_order(ex.word_counts(lines))[:2] == ["the", "then"]
 
 
-def test_view_round_trip_and_garbage():
-    examples = {name: e.text for name, e in EXAMPLE_SETS.items()}
-    view = ex.View(text=examples["bank"], example="bank", word="bank", weights=(1.0, -0.5, 0.0), gamma=2.0,
-                   layer_norm=True, projection="tsne", inflections=True, context=True)
-    params = ex.view_to_query(view)
-    assert params == {"ex": "bank", "word": "bank", "w": "1,-0.5,0", "g": "2", "ln": "1", "proj": "tsne",
-                      "infl": "1", "ctx": "1"}
-    assert ex.view_from_query(params, examples) == view
-    custom = ex.View(text="[a] one bank\n[b] two bank", word="bank")
-    assert ex.view_from_query(ex.view_to_query(custom), examples) == custom
-    assert "s" not in ex.view_to_query(ex.View(text="x" * (ex.MAX_URL_TEXT + 1)))
-    assert not ex.text_fits_link(ex.View(text="x" * (ex.MAX_URL_TEXT + 1)))
-    assert ex.text_fits_link(ex.View(text="x" * ex.MAX_URL_TEXT)) and ex.text_fits_link(ex.View(text=""))
-    assert ex.text_fits_link(ex.View(text="x" * (ex.MAX_URL_TEXT + 1), example="bank"))
-    junk = ex.view_from_query({"w": "1,nan", "g": "lots", "proj": "<script>", "ex": "nope", "ln": "yes"}, examples)
-    assert junk == ex.View()
-    assert ex.view_from_query({"w": "99,-99", "g": "100"}).weights == (5.0, -5.0)
-    assert ex.view_from_query({"g": "100"}).gamma == 3.0
+def test_case_grouping_decides_which_tokens_are_the_word():
+    lines = ex.parse_input("Spring came early .\nIn spring the river rose .\nThe spring broke .\nSPRING sale").lines
+    folded = ex.find_occurrences(lines, "spring")
+    assert [o.token for o in folded] == ["Spring", "spring", "spring", "SPRING"]
+    exact = ex.find_occurrences(lines, "spring", fold_case=False)
+    assert [(o.line, o.token) for o in exact] == [(1, "spring"), (2, "spring")]
+    assert [o.token for o in ex.find_occurrences(lines, "Spring", fold_case=False)] == ["Spring"]
+    assert ex.spellings(folded) == ["spring", "SPRING", "Spring"]  # most frequent first, then by code point
+    assert dict(ex.word_counts(lines))["spring"] == 4
+    exact_counts = dict(ex.word_counts(lines, fold_case=False))
+    assert (exact_counts["spring"], exact_counts["Spring"], exact_counts["SPRING"]) == (2, 1, 1)
+    assert "the" in dict(ex.word_counts(lines)) and "The" not in dict(ex.word_counts(lines))
+    assert ex.suggest_word(lines, fold_case=False) == "spring"
+    infl = ex.find_occurrences(ex.parse_input("Springs and springs").lines, "spring", True, fold_case=False)
+    assert [o.token for o in infl] == ["springs"]
+
+
+def test_pca_axes_have_a_fixed_orientation():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(9, 6))
+    coords = ex.pca_2d(x)
+    np.testing.assert_allclose(ex.pca_2d(-x), coords, atol=1e-12)  # the sign flip of the data is undone
+    for axis in range(2):
+        assert coords[np.argmax(np.abs(coords[:, axis])), axis] > 0
 
 
 # ---- example sets and figures ----------------------------------------------------------------------------------

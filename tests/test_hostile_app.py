@@ -111,7 +111,7 @@ def test_crafted_word_in_link_is_shown_literally():
     for word in (LINK, IMAGE, STYLED):
         at = start(ex="bank", word=word)
         assert not at.exception
-        assert any(word in shown(w.value) for w in at.warning)
+        assert any(word in shown(w.value) for w in at.info)  # "The link's word ... does not occur"
         _assert_literal(at, word)
 
 
@@ -270,7 +270,7 @@ def test_session_keeps_at_most_its_budget_of_activations(monkeypatch):
     per_token = 3 * 32 * 4 * 2
     kept = 2**20 // per_token // 8
     assert any(f"Only the first {kept} of 400 sentences are used" in shown(w.value) for w in at.warning)
-    table = at.session_state["_table"][1]
+    table = at.session_state["_explorer_table"][1]
     assert table.acts.nbytes * 2 <= 2**20 and len(table.lines) == kept
 
 

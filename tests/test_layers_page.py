@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import layers_logic as lg  # noqa: E402
+from app.safe import shown as shown_text  # noqa: E402
 from tests.conftest import frame_of  # noqa: E402
 from elmo_core import probes  # noqa: E402
 
@@ -87,11 +88,11 @@ def test_weights_for_explorer_round_trip():
 
 
 def test_apply_weights_updates_sliders_and_view():
-    from app.explore import View
-    state = {"_view": View(text="x", weights=(0.0, 0.0, 0.0)), "w_0": 1.0}
+    from app.state import VIEW, View, weight_key
+    state = {VIEW: View(text="x", weights=(0.0, 0.0, 0.0)), weight_key(0): 1.0}
     w = lg.apply_weights(state, [0.1, 0.6, 0.3], 3)
-    assert [state[f"w_{j}"] for j in range(3)] == w and state["_view"].weights == tuple(w)
-    assert state["_view"].text == "x"
+    assert [state[weight_key(j)] for j in range(3)] == w and state[VIEW].weights == tuple(w)
+    assert state[VIEW].text == "x"
     with pytest.raises(ValueError, match="2 layers; the model has 3"):
         lg.apply_weights({}, [0.5, 0.5], 3)
 
@@ -117,6 +118,12 @@ def test_figures(fixture_report):
     s_fig = lg.weights_figure(report)
     assert [list(t.y) for t in s_fig.data] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
     assert len(lg.summary_rows(report)) == 2
+    # the paper's diamonds stand beside their bars (x = j + offset), not on the bars' value labels
+    assert list(fig.data[1].x) == [1 + lg.PAPER_OFFSET, 2 + lg.PAPER_OFFSET] and lg.PAPER_OFFSET > lg.BAR_WIDTH / 2
+    assert list(fig.layout.xaxis.ticktext) == ["layer 0", "layer 1", "layer 2", "learned mix"]
+    table = lg.summary_table(report)
+    assert table[""][:4] == ["layer 0", "layer 1", "layer 2", "learned mix"]
+    assert len(table) == 3 and table[report["tasks"]["pos"]["title"]][:4] == ["50.0", "70.0", "60.0", "72.0"]
 
 
 # ---- page ------------------------------------------------------------------------------------------------------
@@ -134,7 +141,7 @@ def test_page_shows_precomputed_results(fixture_report, monkeypatch):
     at.button(key="layers_use_pos").click().run()
     no_errors(at)
     w = lg.weights_for_explorer([0.1, 0.6, 0.3])
-    assert [at.session_state[f"w_{j}"] for j in range(3)] == w
+    assert [at.session_state[f"explorer_w_{j}"] for j in range(3)] == w
     assert any("part of speech weights" in str(m.value) for m in at.success)
 
 
@@ -160,7 +167,9 @@ def test_page_says_when_probe_data_is_missing(monkeypatch, tmp_path):
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
     no_errors(at)
     assert not any(b.key == "layers_compute" for b in at.button)  # no button that can only fail
-    assert any("python -m elmo_core probe --prepare" in str(i.value) for i in at.info)
+    assert at.button(key="layers_compute_disabled").disabled  # shown, greyed out, with the reason
+    assert any("python -m elmo_core probe --prepare" in shown_text(i.value) for i in at.info)
+    assert any("needs the probe data, which is missing here" in shown_text(i.value) for i in at.info)
 
 
 def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
@@ -168,7 +177,7 @@ def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
     monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(path))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
-    at.slider(key="w_0").set_value(2.0).run()
+    at.slider(key="explorer_w_0").set_value(2.0).run()
     at.switch_page("views/layers.py").run()
     no_errors(at)
     at.button(key="layers_use_wsd").click().run()
@@ -176,17 +185,17 @@ def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
     at.switch_page("views/explorer.py").run()
     no_errors(at)
     w = [round(v, 1) for v in lg.weights_for_explorer([0.2, 0.3, 0.5])]  # the sliders' 0.1 steps
-    assert [at.slider(key=f"w_{j}").value for j in range(3)] == pytest.approx(w)
+    assert [at.slider(key=f"explorer_w_{j}").value for j in range(3)] == pytest.approx(w)
     assert frame_of(at).s == pytest.approx(lg.softmax(w))
     # what the browser shows: the sent value when set_value is on, else the widget default (the old bug: -5)
-    assert [shown(at.slider(key=f"w_{j}")) for j in range(3)] == pytest.approx(w)
+    assert [shown(at.slider(key=f"explorer_w_{j}")) for j in range(3)] == pytest.approx(w)
     # the next interaction sends the shown values back; the learned weights must survive it
     for j in range(3):
-        at.slider(key=f"w_{j}").set_value(shown(at.slider(key=f"w_{j}")))
-    at.checkbox(key="layer_norm").check().run()
+        at.slider(key=f"explorer_w_{j}").set_value(shown(at.slider(key=f"explorer_w_{j}")))
+    at.checkbox(key="explorer_layer_norm").check().run()
     no_errors(at)
-    assert [at.slider(key=f"w_{j}").value for j in range(3)] == pytest.approx(w)
-    assert [shown(at.slider(key=f"w_{j}")) for j in range(3)] == pytest.approx(w)
+    assert [at.slider(key=f"explorer_w_{j}").value for j in range(3)] == pytest.approx(w)
+    assert [shown(at.slider(key=f"explorer_w_{j}")) for j in range(3)] == pytest.approx(w)
     assert at.query_params["w"] == ",".join(f"{v:g}" for v in w)
 
 
@@ -202,15 +211,15 @@ def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, mo
     monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(path))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
-    at.number_input(key="nn_k").set_value(4).run()
-    at.checkbox(key="nn_same_word").check().run()
-    at.selectbox(key="query_occ").set_value(2).run()
-    at.radio(key="color_by").set_value("sentence").run()
+    at.number_input(key="explorer_k").set_value(4).run()
+    at.checkbox(key="explorer_same_word").check().run()
+    at.selectbox(key="explorer_query").set_value(2).run()
+    at.radio(key="explorer_color_by").set_value("sentence").run()
     no_errors(at)
     at.switch_page("views/layers.py").run()
     no_errors(at)
     at.switch_page("views/explorer.py").run()
     no_errors(at)
-    assert at.number_input(key="nn_k").value == 4 and at.checkbox(key="nn_same_word").value
-    assert at.selectbox(key="query_occ").value == 2 and at.radio(key="color_by").value == "sentence"
+    assert at.number_input(key="explorer_k").value == 4 and at.checkbox(key="explorer_same_word").value
+    assert at.selectbox(key="explorer_query").value == 2 and at.radio(key="explorer_color_by").value == "sentence"
     assert frame_of(at).query == 2 and len(frame_of(at).neighbours) == 4

@@ -1,23 +1,162 @@
-"""app.state: the one writer of the layer-weight sliders, and the controls that outlive a page switch."""
+"""app.state: the explorer's session keys, the link (URL round trip, hostile values), the weight sliders' one
+writer, and the controls that outlive a page switch."""
 from __future__ import annotations
+
+import dataclasses
+import urllib.parse
+
+import pytest
 
 from app import explore as ex
 from app import state
+from app.examples import EXAMPLE_SETS
+
+EXAMPLES = {name: e.text for name, e in EXAMPLE_SETS.items()}
+MODELS = ("default", "lm-only")
+
+
+def round_trip(view: state.View) -> tuple[state.View, list[str]]:
+    """Through a real URL: encoded, then parsed back the way a browser and Streamlit hand it over."""
+    url = "http://host/?" + urllib.parse.urlencode(state.view_to_query(view))
+    params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True))
+    return state.view_from_query(params, EXAMPLES, MODELS)
+
+
+def test_every_control_goes_through_the_link_and_back():
+    view = state.View(text=EXAMPLES["bank"], example="bank", word="bank", weights=(1.0, -0.5, 0.0), gamma=2.0,
+                      layer_norm=True, projection="tsne", inflections=True, context=True, fold_case=False, query=7,
+                      k=4, same_word=True, color_by="sentence", tab="neighbours", model="lm-only", present=True,
+                      map_view="layers", clusters=3, compare=("lm-only", "default"))
+    assert state.view_to_query(view) == {
+        "ex": "bank", "word": "bank", "w": "1,-0.5,0", "g": "2", "ln": "1", "proj": "tsne", "infl": "1", "ctx": "1",
+        "case": "exact", "q": "8", "k": "4", "same": "1", "color": "sentence", "tab": "neighbours",
+        "model": "lm-only", "present": "1", "show": "layers", "clusters": "3",
+        "compare": "lm-only,default"}  # q counts from 1, as the page does
+    assert round_trip(view) == (view, [])
+    # every field of View is in the link: changing any one of them changes the query
+    changed = {"text": "a bank\nthe bank", "example": None, "word": "river", "weights": (0.5, 0.0, 0.0), "gamma": 1.5,
+               "layer_norm": False, "projection": "pca", "inflections": False, "context": False, "fold_case": True,
+               "query": 1, "k": 11, "same_word": False, "color_by": "label", "tab": "export", "model": "default",
+               "present": False, "map_view": "mix", "clusters": 0, "compare": ()}
+    assert set(changed) == {f.name for f in dataclasses.fields(state.View)}
+    for name, value in changed.items():
+        other = dataclasses.replace(view, **{name: value})
+        if name in ("text", "example"):  # the text is an example set's or typed, never both
+            other = dataclasses.replace(other, example=None, text=value if name == "text" else "typed text")
+        assert state.view_to_query(other) != state.view_to_query(view), name
+        assert round_trip(other) == (other, []), name
+
+
+def test_typed_text_and_defaults():
+    custom = state.View(text="[a] one bank\n[b] two bank & <b>x</b>", word="bank")
+    assert state.view_to_query(custom) == {"s": custom.text, "word": "bank"}
+    assert round_trip(custom) == (custom, [])
+    assert state.view_to_query(state.View()) == {} and state.view_from_query({}) == (state.View(), [])
+    long = state.View(text="x" * (state.MAX_URL_TEXT + 1))
+    assert "s" not in state.view_to_query(long) and not state.text_fits_link(long)
+    assert state.text_fits_link(state.View(text="x" * state.MAX_URL_TEXT)) and state.text_fits_link(state.View())
+    assert state.text_fits_link(dataclasses.replace(long, example="bank"))
+
+
+@pytest.mark.parametrize("params, expected, says", [
+    ({"w": "1,nan"}, {}, "not a list of numbers"),
+    ({"w": "abc"}, {}, "not a list of numbers"),
+    ({"w": "99,-99,0"}, {"weights": (5.0, -5.0, 0.0)}, "clamped to 5, -5, 0"),
+    ({"g": "lots"}, {}, "is not a number"),
+    ({"g": "inf"}, {}, "not a finite number"),
+    ({"g": "100"}, {"gamma": 3.0}, "outside 0.1 to 3; using 3"),
+    ({"k": "500"}, {"k": 50}, "outside 1 to 50; using 50"),
+    ({"k": "0"}, {"k": 1}, "using 1"),
+    ({"k": "2.5"}, {}, "is not a number"),
+    ({"q": "-3"}, {}, "outside 1 to"),
+    ({"proj": "<script>alert(1)</script>"}, {}, "unknown projection '<script>"),
+    ({"tab": "secret"}, {}, "unknown tab 'secret'"),
+    ({"color": "red"}, {}, "unknown colour-by 'red'"),
+    ({"model": "../../etc/passwd"}, {}, "unknown bundled model '../../etc/passwd'"),
+    ({"ex": "nope"}, {}, "unknown example set 'nope'"),
+    ({"ln": "yes"}, {}, "ln='yes' is neither 1 nor 0"),
+    ({"case": "upper"}, {}, "is neither exact nor fold"),
+    ({"word": "w" * 101}, {}, "longer than 100 characters"),
+    ({"zzz": "1"}, {}, "does not know ('zzz')"),
+])
+def test_hostile_values_are_clamped_or_ignored_with_a_note(params, expected, says):
+    view, notes = state.view_from_query(params, EXAMPLES, MODELS)
+    assert view == dataclasses.replace(state.View(), **expected)
+    assert len(notes) == 1 and says in notes[0], notes
+
+
+def test_a_hostile_link_keeps_what_is_valid():
+    view, notes = state.view_from_query({"ex": "bank", "word": "bank", "w": "x", "k": "7", "g": "1e400"}, EXAMPLES)
+    assert (view.example, view.word, view.k, view.weights, view.gamma) == ("bank", "bank", 7, (), 1.0)
+    assert len(notes) == 2
+    huge, notes = state.view_from_query({"s": "a" * (ex.MAX_TEXT_CHARS + 10)})
+    assert len(huge.text) == ex.MAX_TEXT_CHARS and "longer than" in notes[0]
+
+
+def test_session_start_reads_the_link_once():
+    ss: dict = {}
+    default = state.View(text="t", word="t")
+    state.start_session(ss, {"model": "lm-only", "present": "1", "q": "3", "k": "x"}, EXAMPLES, MODELS, "pick", default)
+    assert ss["pick"] == "lm-only" and ss[state.PRESENT] is True and ss[state.LINK_QUERY] == 2
+    assert ss[state.VIEW].query == 2 and len(ss[state.LINK_NOTES]) == 1
+    state.start_session(ss, {"model": "default"}, EXAMPLES, MODELS, "pick", default)  # a later run: unchanged
+    assert ss["pick"] == "lm-only"
+    fresh: dict = {}
+    state.start_session(fresh, {}, EXAMPLES, MODELS, "pick", default)
+    assert fresh[state.VIEW] == default and "pick" not in fresh and fresh[state.LINK_NOTES] == []
+    assert state.clamp_query(20, 12) == (0, "The link's query occurrence #21 does not exist (there are 12); showing #1.")
+    assert state.clamp_query(3, 12) == (3, "")
+
+
+def test_the_new_views_controls_in_the_link_and_the_widgets():
+    view, notes = state.view_from_query({"show": "layers", "clusters": "4", "compare": "default,lm-only",
+                                         "tab": "compare", "color": "cluster"}, EXAMPLES, MODELS)
+    assert (view.map_view, view.clusters, view.compare, view.tab, view.color_by) == (
+        "layers", 4, ("default", "lm-only"), "compare", "cluster") and notes == []
+    values = state.widget_defaults(view, 3)
+    assert values[state.MAP_VIEW] == "layers side by side" and values[state.N_CLUSTERS] == 4
+    assert (values[state.COMPARE_A], values[state.COMPARE_B]) == ("bundled:default", "bundled:lm-only")
+    assert state.view_of(values, 3, None, "default").compare == ("default", "lm-only")
+    # an uploaded model on one side cannot travel: the comparison is left out of the link
+    values[state.COMPARE_B] = "session"
+    assert state.view_of(values, 3, None, "default").compare == ()
+    for params, says in (({"clusters": "1"}, "at least 2"), ({"clusters": "99"}, "outside 0 to 6"),
+                         ({"compare": "default,default"}, "not two different"), ({"compare": "x,y"}, "not two"),
+                         ({"show": "<b>"}, "unknown map view")):
+        view, notes = state.view_from_query(params, EXAMPLES, MODELS)
+        assert view.clusters in (0, 6) and view.compare == () and view.map_view == "mix", params
+        assert any(says in n for n in notes), (params, notes)
+    assert {state.MAP_VIEW, state.N_CLUSTERS, state.COMPARE_A, state.COMPARE_B} <= set(state.KEPT)
+
+
+def test_widgets_and_view_agree():
+    view = state.View(text="a", word="bank", weights=(1.0, 2.0), k=3, tab="similarity", query=2, fold_case=False)
+    values = state.widget_defaults(view, 3)
+    assert [values[state.weight_key(j)] for j in range(3)] == [1.0, 2.0, 0.0]  # a link made with another model
+    assert values[state.TAB] == state.TABS["similarity"] and values[state.K] == 3
+    assert all(k.startswith(state.PREFIX) for k in values)
+    back = state.view_of(values, 3, None, "default")
+    assert back == dataclasses.replace(view, weights=(1.0, 2.0, 0.0))
 
 
 def test_set_layer_weights_sets_sliders_and_the_remembered_view():
-    ss = {"_view": ex.View(text="x", weights=(0.0, 0.0, 0.0))}
+    ss = {state.VIEW: state.View(text="x", weights=(0.0, 0.0, 0.0))}
     assert state.set_layer_weights(ss, [1.0, -9.0, 2.5]) == (1.0, -5.0, 2.5)  # clipped to the slider range
     assert [ss[state.weight_key(j)] for j in range(3)] == [1.0, -5.0, 2.5]
-    assert ss["_view"].weights == (1.0, -5.0, 2.5) and ss["_view"].text == "x"
+    assert ss[state.VIEW].weights == (1.0, -5.0, 2.5) and ss[state.VIEW].text == "x"
     assert state.set_preset({}, "top", 3) == ex.preset_weights("top", 3)
 
 
 def test_kept_controls_come_back_only_when_forgotten():
-    ss = {"nn_k": 7, "nn_same_word": True, "query_occ": 3, "color_by": "sentence", "other": 1}
+    ss = {state.K: 7, state.SAME_WORD: True, state.QUERY: 3, state.COLOR_BY: "sentence",
+          state.TAB: "Export", state.MAP_VIEW: "layers side by side", state.N_CLUSTERS: 3,
+          state.COMPARE_A: "bundled:default", state.COMPARE_B: "bundled:lm-only", "other": 1}
     state.remember(ss)
     for key in state.KEPT:
         del ss[key]  # what Streamlit does to widgets that were not drawn
-    ss["nn_k"] = 9  # set anew meanwhile: not overwritten
+    ss[state.K] = 9  # set anew meanwhile: not overwritten
     state.restore(ss)
-    assert (ss["nn_k"], ss["nn_same_word"], ss["query_occ"], ss["color_by"]) == (9, True, 3, "sentence")
+    assert (ss[state.K], ss[state.SAME_WORD], ss[state.QUERY], ss[state.COLOR_BY], ss[state.TAB]) == (
+        9, True, 3, "sentence", "Export")
+    assert (ss[state.MAP_VIEW], ss[state.N_CLUSTERS], ss[state.COMPARE_A], ss[state.COMPARE_B]) == (
+        "layers side by side", 3, "bundled:default", "bundled:lm-only")

@@ -42,13 +42,16 @@ def results_for(model: resources.LoadedModel) -> tuple[dict | None, str, str]:
     return report, "precomputed" if report is not None else why, warning
 
 
-def compute_section(model: resources.LoadedModel, have_results: bool) -> None:
+def compute_section(model: resources.LoadedModel, have_results: bool, problems: list[str]) -> None:
     label = "Recompute for this model" if have_results else "Compute the probes for this model"
-    problems = lg.data_problems()  # checked up front: no button that can only fail
-    if problems:
+    if problems:  # checked up front: no button that can only fail
         st.info("Computing the probes here needs the probe data (WordNet and the Brown corpus), which is not "
-                "installed on this server. Prepare it once with\n\n```\npython -m elmo_core probe --prepare\n```"
-                "\n\nthen reload this page.\n\n" + "\n\n".join(f"- {p}" for p in problems))
+                "on this server (`make app` does not fetch it). Stop the app, prepare it once with"
+                "\n\n```\npython -m elmo_core probe --prepare\n```\n\n(it fetches pinned versions of both into "
+                "`data/probes/`), then start the app again and reload this page.\n\n"
+                + "\n\n".join(f"- {md(p)}" for p in problems))
+        st.button(label, key="layers_compute_disabled", disabled=True,
+                  help="Disabled: the probe data is missing (see above).")
         return
     st.caption("Runs both probes on a subsample (about 3,000 WordNet examples and 600 Brown sentences): "
                "about a minute for a small model on 2 CPU cores, longer for large ones.")
@@ -88,7 +91,8 @@ def results_section(report: dict, num_layers: int) -> None:
         message = ss.pop("layers_message", None)
         if message:
             getattr(st, message[0])(message[1])
-    st.dataframe(lg.summary_rows(report), hide_index=True, width="stretch")
+    st.dataframe(lg.summary_table(report), hide_index=True, width="stretch",
+                 column_config={"": st.column_config.TextColumn(width="small")})
     with st.expander("Data, method and how to read the numbers"):
         st.markdown(report.get("note", ""))
         for result in tasks.values():
@@ -119,14 +123,17 @@ def main() -> None:
     st.markdown(f"**Model:** {md(model.display_name)} · {embedder.num_parameters:,} parameters · "
                 f"{embedder.num_layers} layers · vectors of {embedder.dim} numbers")
     report, source, warning = results_for(model)
+    problems = lg.data_problems()
     if report is None:
-        st.info(f"{source} No probe results for this model yet: compute them below.")
+        st.info(f"{md(source)} No probe results for this model yet: "
+                + ("computing them needs the probe data, which is missing here (see below)." if problems
+                   else "compute them below."))
     else:
         st.caption(f"Results: {source}.")
         if warning:
             st.warning(warning)
         results_section(report, embedder.num_layers)
-    compute_section(model, report is not None)
+    compute_section(model, report is not None, problems)
 
 
 main()

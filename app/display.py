@@ -1,0 +1,116 @@
+"""Text the explorer shows, without Streamlit: counts with their plural, and concordance lines.
+
+A concordance line (keyword in context, KWIC) puts the left context right-aligned against the target, the
+target, then the right context, so the target is always visible and stands in one column, whatever the
+width: the contexts are cut at token boundaries to a character budget (with "…"), and the HTML table clips
+the left context on its left side and the right context on its right side when the column is narrower still.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+ELLIPSIS = "…"
+
+
+def plural(n: int, singular: str, plural_form: str | None = None) -> str:
+    """``"1 occurrence"``, ``"2 occurrences"``, ``"1,200 sentences"``."""
+    word = singular if n == 1 else (plural_form or singular + "s")
+    return f"{n:,} {word}"
+
+
+@dataclass(frozen=True)
+class Kwic:
+    """One concordance line: left context, the target token as written, right context."""
+
+    left: str
+    target: str
+    right: str
+
+    def plain(self) -> str:
+        """One line of plain text with the target in «»."""
+        return f"{self.left} «{self.target}» {self.right}".strip()
+
+
+def kwic(tokens: Sequence[str], position: int, left_chars: int = 60, right_chars: int = 60) -> Kwic:
+    """The sentence around ``tokens[position]``: whole tokens up to ``left_chars`` characters on the left and
+    ``right_chars`` on the right (with "…" where tokens were left out). The target is always whole.
+
+    Raises: IndexError when ``position`` is not a token index.
+    """
+    if not 0 <= position < len(tokens):
+        raise IndexError(f"token {position} of a sentence with {len(tokens)} tokens")
+    left: list[str] = []
+    used = 0
+    for tok in reversed(tokens[:position]):
+        if used + len(tok) + 1 > left_chars:
+            # a nearest token longer than the budget keeps its end; otherwise the cut tokens become "…"
+            left.insert(0, ELLIPSIS if left else ELLIPSIS + tok[-max(left_chars - 1, 1):])
+            break
+        left.insert(0, tok)
+        used += len(tok) + 1
+    right: list[str] = []
+    used = 0
+    for tok in tokens[position + 1:]:
+        if used + len(tok) + 1 > right_chars:
+            right.append(ELLIPSIS if right else tok[:max(right_chars - 1, 1)] + ELLIPSIS)
+            break
+        right.append(tok)
+        used += len(tok) + 1
+    return Kwic(" ".join(left), tokens[position], " ".join(right))
+
+
+CSS = """
+<style>
+.kwic-wrap{border:1px solid rgba(128,128,128,.3);border-radius:6px;overflow-y:auto;margin-bottom:.5rem}
+table.kwic{width:100%;table-layout:fixed;border-collapse:collapse;font-size:.9rem;line-height:1.5;margin:0}
+table.kwic td,table.kwic th{padding:2px 6px;border:none;white-space:nowrap;overflow:hidden;vertical-align:top}
+table.kwic th{font-weight:600;text-align:left;font-size:.8rem;opacity:.75;position:sticky;top:0;
+  background:var(--kwic-bg,#fff)}
+table.kwic tr:nth-child(even) td{background:rgba(128,128,128,.06)}
+table.kwic td.l{direction:rtl;text-align:right;text-overflow:ellipsis}
+table.kwic td.l>span{direction:ltr;unicode-bidi:isolate}
+table.kwic td.t{text-align:center;padding:2px 2px}
+table.kwic td.t mark{background:#ffd54f;color:#000;padding:0 3px;border-radius:3px;font-weight:600}
+table.kwic td.r{text-align:left;text-overflow:ellipsis}
+table.kwic td.n{opacity:.7;font-size:.8rem;text-align:right}
+table.kwic td.lab span{background:#e8eefc;color:#1f4bb4;border-radius:4px;padding:0 5px;font-size:.8rem}
+table.kwic td.c{font-variant-numeric:tabular-nums;text-align:right}
+</style>
+"""
+
+
+def kwic_table(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence[str]]] = (),
+               max_height_px: int | None = None, caption: str = "") -> str:
+    """An HTML concordance table: optional leading columns, then left context | target | right context.
+
+    Args:
+        lines: one ``Kwic`` per row.
+        columns: (header, kind, values) per leading column, kind "n" (a number such as #3), "lab" (a sense
+            label), "c" (a cosine) or "" (plain); every value is escaped.
+        max_height_px: scroll inside the table beyond this height (None: no limit).
+    Returns: the HTML (the CSS included); nothing in it comes unescaped from the input.
+    """
+    widths = {"n": 4, "lab": 10, "c": 6, "": 10}
+    target_ch = min(max((len(k.target) for k in lines), default=4) + 2, 24)
+    col_defs = [f'<col style="width:{max(widths.get(kind, 10), len(head) + 2)}ch">' for head, kind, _ in columns]
+    col_defs += ['<col style="width:50%">', f'<col style="width:{target_ch}ch">', '<col style="width:50%">']
+    head = "".join(f"<th>{html.escape(h)}</th>" for h, _, _ in columns)
+    head += '<th style="text-align:right">left context</th><th style="text-align:center">word</th><th>right context</th>'
+    rows = []
+    for i, line in enumerate(lines):
+        cells = []
+        for _, kind, values in columns:
+            value = html.escape(str(values[i]))
+            if kind == "lab":
+                value = f"<span>{value}</span>" if value else ""
+            cells.append(f'<td class="{kind}">{value}</td>')
+        cells.append(f'<td class="l"><span>{html.escape(line.left)}</span></td>')
+        cells.append(f'<td class="t"><mark>{html.escape(line.target)}</mark></td>')
+        cells.append(f'<td class="r">{html.escape(line.right)}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    style = f' style="max-height:{int(max_height_px)}px"' if max_height_px else ""
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return (f'{CSS}<div class="kwic-wrap"{style}><table class="kwic">{cap}<colgroup>{"".join(col_defs)}</colgroup>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")

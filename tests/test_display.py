@@ -1,0 +1,55 @@
+"""app.display: plurals and concordance (keyword-in-context) lines."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.display import ELLIPSIS, Kwic, kwic, kwic_table, plural
+
+TOKENS = "On a warm afternoon we sat on the grassy bank of the slow river and watched the boats go by .".split()
+
+
+def test_plural():
+    assert [plural(1, "occurrence"), plural(2, "occurrence"), plural(0, "sentence")] == [
+        "1 occurrence", "2 occurrences", "0 sentences"]
+    assert plural(1200, "reference sentence") == "1,200 reference sentences" and plural(2, "child", "children") == "2 children"
+
+
+@pytest.mark.parametrize("position", range(len(TOKENS)))
+def test_the_target_is_always_whole_and_the_contexts_fit(position):
+    k = kwic(TOKENS, position, left_chars=20, right_chars=15)
+    assert k.target == TOKENS[position]
+    assert len(k.left) <= 20 + 1 and len(k.right) <= 15 + 1  # the budget, plus the "…" mark
+    left_words = [w for w in k.left.split() if w != ELLIPSIS]
+    right_words = [w for w in k.right.split() if w != ELLIPSIS]
+    # whole tokens, the ones next to the target: the left context ends right before it, the right starts after it
+    assert left_words == TOKENS[position - len(left_words):position]
+    assert right_words == TOKENS[position + 1:position + 1 + len(right_words)]
+    assert k.left.startswith(ELLIPSIS) == (len(left_words) < position)
+    assert k.right.endswith(ELLIPSIS) == (position + 1 + len(right_words) < len(TOKENS))
+
+
+def test_long_tokens_and_edges():
+    k = kwic(["x" * 80, "bank", "y" * 80], 1, 20, 20)
+    assert k == Kwic(ELLIPSIS + "x" * 19, "bank", "y" * 19 + ELLIPSIS)
+    assert kwic(["bank"], 0) == Kwic("", "bank", "")
+    assert kwic(TOKENS, 9).plain().count("«bank»") == 1
+    with pytest.raises(IndexError):
+        kwic(TOKENS, len(TOKENS))
+
+
+def test_the_table_aligns_left_context_right_and_escapes_everything():
+    lines = [kwic(TOKENS, 9, 30, 30), Kwic("<script>alert(1)</script>", "<b>bank</b>", "& more")]
+    html = kwic_table(lines, [("cos", "c", ["0.912", "0.5"]), ("label", "lab", ["river", "<i>x</i>"])])
+    rows = re.findall(r"<tr>(.*?)</tr>", html)[1:]  # after the header
+    assert len(rows) == 2
+    for row, line in zip(rows, lines):
+        cells = re.findall(r'<td class="(\w*)">(.*?)</td>', row)
+        assert [c for c, _ in cells] == ["c", "lab", "l", "t", "r"]  # left context | target | right context
+    assert "<mark>bank</mark>" in rows[0]
+    assert "<script>" not in html and "<b>bank" not in html and "<i>x" not in html
+    assert "&lt;script&gt;" in html and "&lt;b&gt;bank&lt;/b&gt;" in html and "&amp; more" in html
+    # the left context is right-aligned and clipped on its left, the right context clipped on its right
+    assert re.search(r"td\.l\{direction:rtl;text-align:right;text-overflow:ellipsis\}", html)
+    assert re.search(r"td\.l>span\{direction:ltr", html) and re.search(r"td\.r\{text-align:left", html)
