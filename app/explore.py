@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
+from elmo_core.wordforms import is_form, word_forms
 
 # ---- caps ------------------------------------------------------------------------------------------
 MAX_LINES = 500  # sentences embedded per set
@@ -225,35 +226,6 @@ def suggest_word(lines: Sequence[Line]) -> str | None:
     return counts[0][0] if counts else None
 
 
-def word_forms(word: str, inflections: bool = False) -> frozenset[str]:
-    """Case-folded token forms that count as the target word.
-
-    With ``inflections``, simple regular English forms are added: -s, -es (after s, x, z, ch, sh, o), -ed
-    (-d after e), -ing, -ies/-ied after consonant + y, e-dropping before -ing and final-consonant doubling
-    (plan -> planned, planning).
-    A crude rule set, not a lemmatizer: irregular forms (ran, mice) are not found.
-    """
-    w = word.casefold()
-    forms = {w}
-    if not inflections or not w:
-        return frozenset(forms)
-    vowels = set("aeiou")
-    forms |= {w + "s", w + "ing"}
-    if w.endswith(("s", "x", "z", "ch", "sh", "o")):
-        forms.add(w + "es")
-    if w.endswith("e"):
-        forms |= {w + "d", w[:-1] + "ing"}
-    else:
-        forms.add(w + "ed")
-    if len(w) > 1 and w.endswith("y") and w[-2] not in vowels:
-        forms |= {w[:-1] + "ies", w[:-1] + "ied"}
-    if len(w) >= 3 and w[-1] not in vowels | {"w", "x", "y"} and w[-2] in vowels and w[-3] not in vowels:
-        forms |= {w + w[-1] + "ed", w + w[-1] + "ing"}
-    if w.endswith("s") and len(w) > 3:  # "plays" picked: also find "play"
-        forms.add(w[:-1])
-    return frozenset(forms)
-
-
 @dataclass(frozen=True)
 class Occurrence:
     line: int  # index into the parsed lines
@@ -263,10 +235,11 @@ class Occurrence:
 
 
 def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False) -> list[Occurrence]:
-    """Every token equal to ``word`` ignoring case (or one of its simple inflections), in reading order."""
-    forms = word_forms(word.strip(), inflections)
+    """Every token that counts as ``word`` (``elmo_core.wordforms``: ignoring case and a possessive ending,
+    whole tokens; with ``inflections`` also its regular noun and verb forms), in reading order."""
+    forms = word_forms(word, inflections=inflections)
     return [Occurrence(i, j, tok, line.label)
-            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if tok.casefold() in forms]
+            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if is_form(tok, forms)]
 
 
 def highlight_parts(tokens: Sequence[str], position: int, window: int | None = None) -> tuple[str, str, str]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +30,9 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from app.explore import ActivationCache, ParsedInput, UmapWarmUp, parse_input, word_forms
+from app.explore import ActivationCache, ParsedInput, UmapWarmUp, parse_input
 from elmo_core.paths import REFERENCE_SENTENCES
+from elmo_core.wordforms import is_form, token_pattern, word_forms
 
 DEFAULT_REFERENCE = REFERENCE_SENTENCES
 MAX_REFERENCE_SENTENCES = 40  # reference sentences embedded per target word (first view stays under ~3 s on 2 cores)
@@ -422,17 +422,16 @@ def reference_matches(path: str, mtime: float, word: str, inflections: bool,
 
     The reference file is stored already tokenized (space-separated Moses tokens), so lines are split on
     whitespace; tokenizing them again would break tokens such as "'s" into "' s"."""
-    forms = word_forms(word, inflections)
-    if not word.strip():
+    forms = word_forms(word, inflections=inflections)
+    if not forms:
         return [], 0
-    alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-    pattern = re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+    pattern = token_pattern(forms)
     candidates = [line for line in _reference_lines(path, mtime) if pattern.search(line)]
     total = len(candidates)
     if total > 2 * limit:  # keep only an even spread of the candidates
         picks = np.linspace(0, total - 1, 2 * limit).round().astype(int)
         candidates = [candidates[i] for i in picks]
-    hits = [tuple(toks[:100]) for toks in (line.split() for line in candidates) if any(t.casefold() in forms for t in toks[:100])]
+    hits = [tuple(toks[:100]) for toks in (line.split() for line in candidates) if any(is_form(t, forms) for t in toks[:100])]
     if len(hits) > limit:
         picks = np.linspace(0, len(hits) - 1, limit).round().astype(int)
         hits = [hits[i] for i in picks]

@@ -99,19 +99,6 @@ def test_find_occurrences_case_insensitive_and_inflections():
     assert ex.find_occurrences(LINES, "absent") == []
 
 
-@pytest.mark.parametrize("word, present, absent", [
-    ("play", {"plays", "played", "playing"}, {"playes"}),
-    ("make", {"makes", "making", "maked"}, set()),
-    ("study", {"studies", "studied", "studying"}, set()),
-    ("plan", {"planned", "planning", "plans"}, set()),
-    ("plays", {"play", "plays"}, set()),
-])
-def test_word_forms(word, present, absent):
-    forms = ex.word_forms(word, inflections=True)
-    assert present <= forms and not (absent & forms)
-    assert ex.word_forms(word) == {word}
-
-
 def test_highlight_parts():
     toks = ("a", "b", "c", "d", "e")
     assert ex.highlight_parts(toks, 2) == ("a b", "c", "d e")
