@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from elmo_core.embedder import embed_in_chunks
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 from elmo_core.wordforms import is_form, word_forms
 
@@ -296,16 +297,16 @@ class ActivationCache:
                     self._items.move_to_end(key)
                     found[key] = self._items[key]
         missing = list(dict.fromkeys(k for k in keys if k not in found))
-        for first in range(0, len(missing), chunk_size):
-            chunk = missing[first:first + chunk_size]
-            arrays = embed_batch([list(k[1]) for k in chunk])
-            for key, array in zip(chunk, arrays):
+        start = 0
+        for done, arrays in embed_in_chunks(embed_batch, [k[1] for k in missing], chunk_size):
+            for key, array in zip(missing[start:done], arrays):
                 array = np.ascontiguousarray(array, dtype=np.float32)
                 array.setflags(write=False)
                 found[key] = array
-                self._put(key, array)
+                self._put(key, array)  # chunk by chunk, so a rerun that stops this one keeps what is done
+            start = done
             if progress is not None:
-                progress(min(first + chunk_size, len(missing)), len(missing))
+                progress(done, len(missing))
         return [found[k] for k in keys], len(missing)
 
     def _put(self, key, array: np.ndarray) -> None:

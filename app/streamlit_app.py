@@ -105,8 +105,8 @@ def model_panel():
         if model.key in ("default", "bundled:lm-only"):
             folder = "default" if model.key == "default" else "lm-only"
             st.caption(f"A small biLM trained for this app (model card: `assets/{folder}/MODEL_CARD.md`). It is much "
-                       "weaker than the published ELMo models: on our sense probe its contextual layers are only a few "
-                       "points above chance, so the senses of a word rarely form separate groups here. Load the "
+                       "weaker than the published ELMo models: on our 34-word leave-one-out sense probe its "
+                       "contextual layers are only a few points above chance, so the senses of a word rarely form separate groups here. Load the "
                        "published weights under “Load your own ELMo” below for the real thing.")
         c1, c2 = st.columns(2)
         c1.metric("parameters", f"{e.num_parameters / 1e6:.1f} M" if e.num_parameters >= 1e6 else f"{e.num_parameters:,}")

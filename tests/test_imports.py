@@ -94,7 +94,9 @@ LAYERS = [
     {"elmo_core.vocab", "elmo_core.wordnet", "elmo_core.brown", "elmo_core.senses", "elmo_core.corpus",
      "elmo_core.corpus.pipeline", "elmo_core.corpus.cleaners", "elmo_core.corpus.sources", "elmo_core.corpus.build",
      "elmo_core.corpus.card"},
-    {"elmo_core.lm", "elmo_core.teacher", "elmo_core.train", "elmo_core.evaluate", "elmo_core.probes"},
+    {"elmo_core.lm", "elmo_core.teacher", "elmo_core.train", "elmo_core.evaluate", "elmo_core.probes",
+     "elmo_core.probes.task", "elmo_core.probes.results", "elmo_core.probes.mix_classifier",
+     "elmo_core.probes.sense_means", "elmo_core.probes.pos"},
     {"elmo_core.cli", "elmo_core.__main__", "elmo_core.corpus.__main__"},
 ]
 

@@ -1,6 +1,7 @@
 """The Layers page (app/views/layers.py) in AppTest, and its logic (app/layers_logic.py), with the tiny fixture biLM."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -23,11 +24,13 @@ TIMEOUT = 120  # generous: the machine may be busy (a model trains in the backgr
 
 
 def fake_task(task: str, s: list[float]) -> dict:
+    """A task result as a results file holds it (JSON), with made-up numbers."""
+    own = {"wsd": {"mix_linear": 0.6, "mix_equal": 0.65}, "pos": {"layers_converged": [True, True, False]}}[task]
     return {"task": task, "title": f"{task} probe", "metric": "accuracy", "layers": [0.5, 0.7, 0.6],
             "mix_learned": 0.72, "s": s, "w": [0.0, 0.0, 0.0], "gamma": 1.0, "layer_scale": [1.0, 1.0, 1.0],
-            "baselines": {"mfs": 0.55}, "paper": probes.PAPER[task],
+            "baselines": {"mfs": 0.55}, "paper": dataclasses.asdict(probes.TASKS[task].paper),
             "data": {"source": "test", "n_train": 10, "n_test": 5, "split": "test", "subsample": "all"},
-            "seconds": 0.1}
+            "seconds": 0.1, **own}
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +41,11 @@ def embedder():
 
 @pytest.fixture
 def fixture_report(embedder, tmp_path):
-    report = probes.new_report(embedder)
-    report["tasks"] = {"wsd": fake_task("wsd", [0.2, 0.3, 0.5]), "pos": fake_task("pos", [0.1, 0.6, 0.3])}
+    data = probes.new_report(embedder).to_json()
+    data["tasks"] = {"wsd": fake_task("wsd", [0.2, 0.3, 0.5]), "pos": fake_task("pos", [0.1, 0.6, 0.3])}
     path = tmp_path / "probes.json"
-    path.write_text(json.dumps(report))
-    return path, report
+    path.write_text(json.dumps(data))
+    return path, probes.ProbeReport.from_json(data, probes.result_types())
 
 
 @pytest.fixture(autouse=True)
@@ -100,7 +103,7 @@ def test_matching_report(fixture_report):
     path, report = fixture_report
     loaded, why = lg.load_precomputed(path)
     assert loaded == report and why == ""
-    fp = report["model"]["fingerprint"]
+    fp = report.model.fingerprint
     assert lg.matching_report(loaded, fp, "startup:x") == (loaded, "")
     assert lg.matching_report(loaded, "other", "startup:x") == (None, "")
     got, warning = lg.matching_report(loaded, "other", "default")
@@ -112,7 +115,7 @@ def test_matching_report(fixture_report):
 
 def test_figures(fixture_report):
     _, report = fixture_report
-    fig = lg.task_figure(report["tasks"]["pos"])
+    fig = lg.task_figure(report.tasks["pos"])
     assert list(fig.data[0].y) == [50.0, 70.0, 60.0, 72.0] and list(fig.data[1].y) == [97.3, 96.8]
     s_fig = lg.weights_figure(report)
     assert [list(t.y) for t in s_fig.data] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
@@ -148,7 +151,7 @@ def test_page_computes_results_for_a_model(monkeypatch):
     no_errors(at)
     report = next(iter(at.session_state["layers_computed"].values()))
     for task in ("wsd", "pos"):
-        assert abs(sum(report["tasks"][task]["s"]) - 1) < 1e-6
+        assert abs(sum(report.tasks[task].s) - 1) < 1e-6
     assert len(charts(at)) == 3
 
 
