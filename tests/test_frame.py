@@ -16,16 +16,10 @@ TEXT = """[river] We sat on the bank of the river.
 
 
 @pytest.fixture(scope="module")
-def bank(tiny_embedder_module):
+def bank(embedder):
     parsed = ex.parse_input(TEXT)
-    table = ex.TokenTable(parsed.lines, tiny_embedder_module.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
     return table, ex.find_occurrences(parsed.lines, "bank")
-
-
-@pytest.fixture(scope="module")
-def tiny_embedder_module(allennlp_files):
-    from elmo_core import Embedder
-    return Embedder.from_elmo_files(*allennlp_files, device="cpu")
 
 
 def test_the_frame_holds_the_mix_and_the_views(bank):

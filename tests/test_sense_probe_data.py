@@ -13,7 +13,6 @@ from elmo_core.evaluate import loo_sense_probe
 from elmo_core.metrics import mean_over_groups, silhouette_by_sense
 from elmo_core.paths import OWN_SENTENCES
 from elmo_core.senses import read_sense_sentences
-from elmo_core.tokenize import tokenize
 from elmo_core.wordforms import word_forms
 
 REPO = Path(__file__).resolve().parent.parent
