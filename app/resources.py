@@ -207,16 +207,14 @@ def startup_model() -> LoadedModel:
 
     Raises: FileNotFoundError or ValueError when that model cannot be loaded (the page says so).
     """
-    from elmo_core import Embedder
+    from elmo_core.loading import load_embedder
     opts, weights = os.environ.get("ELMO_EXPLORER_OPTIONS"), os.environ.get("ELMO_EXPLORER_WEIGHTS")
     ckpt = os.environ.get("ELMO_EXPLORER_CHECKPOINT")
-    if opts and weights:
-        e = Embedder.from_elmo_files(opts, weights, device=_device())
+    e = load_embedder(opts, weights, ckpt, device=_device())  # only one of options/weights set: an error
+    if opts:
         return LoadedModel("startup:" + _digest(f"{opts}|{weights}"), e, f"{Path(weights).name} (set by environment)")
     if ckpt:
-        e = Embedder.from_checkpoint(ckpt, device=_device())
         return LoadedModel("startup:" + _digest(ckpt), e, f"{Path(ckpt).name} (set by environment)")
-    e = Embedder.default(device=_device())
     return LoadedModel("default", e, "default model shipped in assets/default")
 
 

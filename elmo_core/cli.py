@@ -170,7 +170,7 @@ def cmd_evaluate(args) -> int:
     import torch
 
     from .evaluate import heldout_perplexity, loo_sense_probe, model_info, sense_table, subsample_keys
-    from .paths import DEFAULT_MODEL_DIR
+    from .loading import model_folder
     from .senses import read_sense_sentences, read_wordnet_examples
     from .train import read_sentences
 
@@ -194,7 +194,7 @@ def cmd_evaluate(args) -> int:
         r = loo_sense_probe(embedder, items, args.batch_size, dataset=name)
         report["sense_probe"][name] = r
         results.append(r)
-    ckpt = args.checkpoint or (None if args.options else DEFAULT_MODEL_DIR)
+    ckpt = model_folder(args.options, args.weights, args.checkpoint)  # the folder of the model just loaded
     test_file = Path(args.corpus_dir) / "test.txt"
     if ckpt is None:
         report["perplexity"] = {"skipped": "perplexity needs a checkpoint folder (--checkpoint) with its softmax"}

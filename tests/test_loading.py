@@ -30,3 +30,14 @@ def test_half_a_pair_or_missing_files_are_errors(allennlp_files, tmp_path):
         load_embedder(options=options)
     with pytest.raises(FileNotFoundError):
         load_embedder(checkpoint=tmp_path / "nothing-here", device="cpu")
+
+
+def test_model_folder_names_the_folder_that_is_loaded(allennlp_files, tmp_path):
+    from elmo_core.loading import model_folder
+
+    options, weights = allennlp_files
+    assert model_folder() == DEFAULT_MODEL_DIR
+    assert model_folder(checkpoint=tmp_path) == tmp_path
+    assert model_folder(options, weights, checkpoint=tmp_path) is None  # the files are loaded, not the folder
+    with pytest.raises(ValueError, match="both the options and the weights"):
+        model_folder(weights=weights)

@@ -146,3 +146,12 @@ def test_reference_search_counts_whole_tokens_only(tmp_path):
     assert total == 2  # not "river-bank", not "banker" (elmo_core.wordforms)
     assert hits == [("The", "bank", "'s", "vault", "."), ("Banks", "lend", ".")]
     assert resources.reference_matches(str(ref), ref.stat().st_mtime, "  ", True) == ([], 0)
+
+
+def test_startup_model_follows_load_embedder(monkeypatch):
+    from app import resources
+    assert resources.startup_model().key.startswith("startup:")  # app_env: the fixture biLM's files
+    resources.startup_model.clear()
+    monkeypatch.delenv("ELMO_EXPLORER_WEIGHTS")
+    with pytest.raises(ValueError, match="both the options and the weights"):  # not a silent default model
+        resources.startup_model()

@@ -1,0 +1,880 @@
+"""The explorer's logic, free of Streamlit: input parsing, occurrences, scalar mix, projection,
+neighbours, similarity and separation scores, export and the shareable view.
+
+Dims: L + 1 biLM layers (layer 0 = context-free char-CNN token vector, 1..L = biLSTM layers),
+N tokens of all sentences stacked, n occurrences of the target word, D = 2P.
+Everything returns numpy arrays or small dataclasses; ``app/views/explorer.py`` only wires them to
+widgets and ``app/figures.py`` draws them.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import functools
+import io
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from elmo_core.embedder import embed_in_chunks
+from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
+from elmo_core.wordforms import is_form, word_forms
+
+# ---- caps ------------------------------------------------------------------------------------------
+MAX_LINES = 500  # sentences embedded per set
+MAX_LINE_CHARS = 1000  # characters kept per line (the tokenizer is slow on huge lines)
+MAX_TOKENS_PER_LINE = 100  # tokens kept per sentence
+MAX_TOKEN_BYTES = 48  # the char-CNN reads the first 48 UTF-8 bytes of a token (ELMo max_characters_per_token 50 - 2)
+MAX_CONTEXT_POINTS = 1500  # grey context tokens drawn on the map
+MAX_URL_TEXT = 4000  # longer inputs are not put in the shareable link
+MAX_RAW_LINE_CHARS = MAX_LINE_CHARS + 44  # a line with its "[label] " (labels have at most 40 characters)
+MAX_TEXT_CHARS = MAX_LINES * (MAX_RAW_LINE_CHARS + 1)  # the text box holds at most what can be used
+MIN_POINTS_FOR_MAP = 3  # a 2-D projection of fewer points means nothing
+MIN_POINTS_FOR_UMAP = 15  # below this, PCA is the honest choice (see APP_NOTES.md)
+
+_BLAS_CONTROLLER = None
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """NumPy/SciPy BLAS calls inside run on one thread (also usable as a decorator).
+
+    The explorer's matrices are small (hundreds to a few thousand rows), so a second BLAS thread gains
+    nothing; on a busy 2-core server (other sessions, the biLM, the UMAP warm-up) waiting for it to be
+    scheduled made each small product take milliseconds (benchmarks/app_speed.py: slider path 588 -> 354 ms).
+    threadpoolctl's limit is process-wide: overlapping sessions may leave it at 1 or restore the default,
+    both harmless. torch's own thread pool is not affected.
+    """
+    global _BLAS_CONTROLLER
+    try:
+        if _BLAS_CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+            _BLAS_CONTROLLER = ThreadpoolController()
+        limit = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # threadpoolctl missing or unable to see the BLAS: run as is
+        limit = contextlib.nullcontext()
+    with limit:
+        yield
+
+
+_LABEL = re.compile(r"^\s*\[([^\[\]]{0,40})\]\s*(.*)$", re.DOTALL)
+
+
+# ---- input -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Line:
+    """One input sentence: its text (label removed), optional sense label and the model's tokens."""
+
+    text: str
+    label: str | None
+    tokens: tuple[str, ...]
+
+
+@dataclass
+class ParsedInput:
+    lines: list[Line]
+    notes: list[str] = field(default_factory=list)  # caps and oddities, shown to the user
+
+
+def decode_upload(data: bytes, name: str = "file") -> str:
+    """Text of an uploaded .txt file (UTF-8, BOM allowed; UTF-16 when it starts with a UTF-16 BOM).
+
+    Raises:
+        ValueError: the bytes are not UTF-8 text (e.g. a binary file), with a message for the user.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a byte-order mark (e.g. Windows "Unicode")
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise ValueError(f"{name} starts like UTF-16 text but cannot be decoded as UTF-16; "
+                             "upload a UTF-8 .txt file with one sentence per line") from None
+    if b"\x00" in data[:65536]:
+        raise ValueError(f"{name} looks like a binary file (it contains NUL bytes); upload a UTF-8 .txt file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{name} is not UTF-8 text (byte {err.start + 1} of the file, value 0x{data[err.start]:02x}, "
+                         "cannot be decoded; perhaps Latin-1 or Windows-1252); "
+                         "upload a UTF-8 .txt file with one sentence per line") from None
+
+
+def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
+    """An uploaded text cut to what the explorer uses: the first ``MAX_LINES`` non-empty lines (as
+    ``elmo_core.text`` defines lines), each at most ``MAX_RAW_LINE_CHARS`` characters.
+
+    Returns:
+        (text for the text box, a note for the user or "").
+    """
+    from elmo_core.text import split_lines
+    lines = [ln for ln in split_lines(text) if ln.strip()]
+    notes = []
+    if len(lines) > MAX_LINES:
+        notes.append(f"only the first {MAX_LINES} of its {len(lines):,} lines were read")
+        lines = lines[:MAX_LINES]
+    long = sum(len(ln) > MAX_RAW_LINE_CHARS for ln in lines)
+    if long:
+        notes.append(f"{long} line(s) longer than {MAX_LINE_CHARS} characters were cut")
+        lines = [ln[:MAX_RAW_LINE_CHARS] for ln in lines]
+    return "\n".join(lines), (f"From {name}: " + "; ".join(notes) + ".") if notes else ""
+
+
+def fit_budget(lines: Sequence[Line], max_tokens: int) -> tuple[list[Line], str]:
+    """The first sentences whose tokens together stay within ``max_tokens`` (a session's memory bound).
+
+    Returns:
+        (kept lines, a note for the user or "").
+    """
+    total, kept = 0, []
+    for line in lines:
+        if total + len(line.tokens) > max_tokens:
+            break
+        total += len(line.tokens)
+        kept.append(line)
+    if len(kept) == len(lines):
+        return list(lines), ""
+    return kept, (f"Only the first {len(kept)} of {len(lines)} sentences are used: together they have "
+                  f"{total:,} tokens, the most one session may keep for this model (its vectors take memory "
+                  "on the server; ELMO_EXPLORER_SESSION_MB).")
+
+
+def parse_label(raw: str) -> tuple[str | None, str]:
+    """``"[river] We sat on the bank."`` -> ``("river", "We sat on the bank.")``; no label -> ``(None, raw)``."""
+    m = _LABEL.match(raw)
+    if not m:
+        return None, raw.strip()
+    label = " ".join(m.group(1).split()) or None
+    return label, m.group(2).strip()
+
+
+def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
+                max_lines: int = MAX_LINES) -> ParsedInput:
+    """Split the text box into labelled, tokenized sentences (one per non-empty line), applying the caps.
+
+    Args:
+        text: raw text, one sentence per line, each optionally starting with ``[label]``.
+        tokenizer: str -> tokens; default ``elmo_core.tokenize`` (Moses, as in ELMo's training data).
+        max_lines: keep at most this many sentences.
+    """
+    if tokenizer is None:
+        from elmo_core.tokenize import tokenize as tokenizer
+    from elmo_core.text import clean_line, split_lines
+    raw_lines = [ln for ln in (clean_line(raw) for raw in split_lines(text)) if ln.strip()]
+    notes: list[str] = []
+    if len(raw_lines) > max_lines:
+        notes.append(f"Only the first {max_lines} of {len(raw_lines)} lines are used (cap of {max_lines} sentences).")
+        raw_lines = raw_lines[:max_lines]
+    lines: list[Line] = []
+    long_lines = cut_lines = label_only = 0
+    long_tokens: list[str] = []
+    for raw in raw_lines:
+        label, sentence = parse_label(raw)
+        if len(sentence) > MAX_LINE_CHARS:
+            sentence, long_lines = sentence[:MAX_LINE_CHARS], long_lines + 1
+        tokens = tokenizer(sentence)
+        if not tokens:
+            label_only += 1
+            continue
+        if len(tokens) > MAX_TOKENS_PER_LINE:
+            tokens, cut_lines = tokens[:MAX_TOKENS_PER_LINE], cut_lines + 1
+        long_tokens += [t for t in tokens if len(t.encode("utf-8")) > MAX_TOKEN_BYTES]
+        lines.append(Line(sentence, label, tuple(tokens)))
+    if long_lines:
+        notes.append(f"{long_lines} line(s) longer than {MAX_LINE_CHARS} characters were cut.")
+    if cut_lines:
+        notes.append(f"{cut_lines} sentence(s) longer than {MAX_TOKENS_PER_LINE} tokens were cut.")
+    if label_only:
+        notes.append(f"{label_only} line(s) had a label but no sentence and were skipped.")
+    if long_tokens:
+        example = long_tokens[0] if len(long_tokens[0]) <= 30 else long_tokens[0][:30] + "…"
+        notes.append(f"{len(long_tokens)} token(s) are longer than {MAX_TOKEN_BYTES} UTF-8 bytes (e.g. '{example}'): "
+                     f"the char-CNN reads only their first {MAX_TOKEN_BYTES} bytes, as the original ELMo does.")
+    return ParsedInput(lines, notes)
+
+
+# ---- words and occurrences ------------------------------------------------------------------------
+_STOPWORDS = frozenset(
+    "a an the and or but of to in on at by for with from as is are was were be been being it its this that "
+    "these those he she they we you i me him her them us my your his our their not no do does did have has had "
+    "will would can could should may might must shall there here then than so if when while what which who whom "
+    "how all any each some such into onto over under about after before up down out off again very just also "
+    "'s n't".split())
+
+
+@functools.lru_cache(maxsize=65536)  # called per token on every slider move (neighbour candidates)
+def is_wordlike(token: str) -> bool:
+    """True when the token has at least one letter or digit (any script)."""
+    return any(ch.isalnum() for ch in token)
+
+
+def word_counts(lines: Sequence[Line]) -> list[tuple[str, int]]:
+    """(lower-cased word, count) for every word-like token, most frequent first, then alphabetical."""
+    counts = Counter(t.casefold() for line in lines for t in line.tokens if is_wordlike(t))
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def suggest_word(lines: Sequence[Line]) -> str | None:
+    """The most frequent non-stopword that occurs at least twice (else the most frequent word)."""
+    counts = word_counts(lines)
+    for word, n in counts:
+        if n >= 2 and word not in _STOPWORDS:
+            return word
+    return counts[0][0] if counts else None
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    line: int  # index into the parsed lines
+    position: int  # token index within the line
+    token: str  # the token as written
+    label: str | None
+
+
+def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False) -> list[Occurrence]:
+    """Every token that counts as ``word`` (``elmo_core.wordforms``: ignoring case and a possessive ending,
+    whole tokens; with ``inflections`` also its regular noun and verb forms), in reading order."""
+    forms = word_forms(word, inflections=inflections)
+    return [Occurrence(i, j, tok, line.label)
+            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if is_form(tok, forms)]
+
+
+def highlight_parts(tokens: Sequence[str], position: int, window: int | None = None) -> tuple[str, str, str]:
+    """(before, word, after) as detokenized-ish text, for highlighting the word in a sentence.
+
+    ``window`` keeps at most that many tokens on each side (with "…").
+    """
+    lo, hi = 0, len(tokens)
+    if window is not None:
+        lo, hi = max(0, position - window), min(len(tokens), position + window + 1)
+    before = " ".join(tokens[lo:position])
+    after = " ".join(tokens[position + 1:hi])
+    if lo > 0:
+        before = "… " + before
+    if hi < len(tokens):
+        after = after + " …"
+    return before, tokens[position], after
+
+
+# ---- activations --------------------------------------------------------------------------------------
+class ActivationCache:
+    """Thread-safe LRU of biLM activations keyed by (model id, tokens), bounded in bytes.
+
+    Only the sentences not cached yet go through the biLM, in one ``embed_batch`` call per chunk.
+    Stored arrays are read-only: callers that need to change them must copy.
+    """
+
+    def __init__(self, max_bytes: int = 512 * 2**20):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple[str, tuple[str, ...]], np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get_many(self, model_id: str, embed_batch: Callable[[list[list[str]]], list[np.ndarray]],
+                 token_lists: Sequence[Sequence[str]], chunk_size: int = 32,
+                 progress: Callable[[int, int], None] | None = None) -> tuple[list[np.ndarray], int]:
+        """Activations (L + 1, n_i, D) for each sentence, and how many had to be computed.
+
+        Args:
+            progress: called as progress(done, total) after each computed chunk.
+        """
+        keys = [(model_id, tuple(tokens)) for tokens in token_lists]
+        found: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
+        with self._lock:
+            for key in keys:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    found[key] = self._items[key]
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        start = 0
+        for done, arrays in embed_in_chunks(embed_batch, [k[1] for k in missing], chunk_size):
+            for key, array in zip(missing[start:done], arrays):
+                array = np.ascontiguousarray(array, dtype=np.float32)
+                array.setflags(write=False)
+                found[key] = array
+                self._put(key, array)  # chunk by chunk, so a rerun that stops this one keeps what is done
+            start = done
+            if progress is not None:
+                progress(done, len(missing))
+        return [found[k] for k in keys], len(missing)
+
+    def _put(self, key, array: np.ndarray) -> None:
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = array
+            self._bytes += array.nbytes
+            while self._bytes > self.max_bytes and len(self._items) > 1:
+                _, old = self._items.popitem(last=False)
+                self._bytes -= old.nbytes
+
+
+class TokenTable:
+    """All tokens of a sentence set with their biLM activations stacked: ``acts`` (L + 1, N, D).
+
+    ``offsets[i]`` is the row of line i's first token, so token j of line i is row ``offsets[i] + j``.
+    """
+
+    def __init__(self, lines: Sequence[Line], activations: Sequence[np.ndarray]):
+        if len(lines) != len(activations):
+            raise ValueError(f"{len(lines)} lines but {len(activations)} activation arrays")
+        for line, a in zip(lines, activations):
+            if a.ndim != 3 or a.shape[1] != len(line.tokens):
+                raise ValueError(f"activations {a.shape} do not match {len(line.tokens)} tokens")
+        self.lines = list(lines)
+        lengths = [len(line.tokens) for line in lines]
+        self.offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        if activations:
+            self.acts = np.concatenate(activations, axis=1)  # (L+1, N, D)
+        else:
+            self.acts = np.zeros((0, 0, 0), np.float32)
+        self.line_of_row = np.repeat(np.arange(len(lines)), lengths)
+        self._tokens = [t for line in self.lines for t in line.tokens]  # row -> token
+        self._normed: np.ndarray | None = None
+
+    @property
+    def num_layers(self) -> int:
+        return self.acts.shape[0]
+
+    @property
+    def num_tokens(self) -> int:
+        return self.acts.shape[1]
+
+    def row(self, line: int, position: int) -> int:
+        return int(self.offsets[line] + position)
+
+    def rows(self, occurrences: Sequence[Occurrence]) -> np.ndarray:
+        return np.array([self.row(o.line, o.position) for o in occurrences], dtype=np.int64)
+
+    def token(self, row: int) -> str:
+        return self._tokens[int(row)]
+
+    def layers(self, layer_norm: bool = False) -> np.ndarray:
+        """(L + 1, N, D) raw activations, or each layer normalised per sentence (see ``sentence_layer_norm``)."""
+        if not layer_norm:
+            return self.acts
+        if self._normed is None:
+            self._normed = sentence_layer_norm(self.acts, self.offsets)
+        return self._normed
+
+    def mix(self, w: Sequence[float], gamma: float, layer_norm: bool = False) -> np.ndarray:
+        """(N, D) ELMo vectors gamma * sum_j softmax(w)_j h_j for every token."""
+        return scalar_mix(self.layers(layer_norm), w, gamma)
+
+
+def softmax(w: Sequence[float]) -> np.ndarray:
+    """s = softmax(w), float64, sums to 1."""
+    w = np.asarray(w, dtype=np.float64)
+    e = np.exp(w - w.max())
+    return e / e.sum()
+
+
+@one_blas_thread()
+def scalar_mix(layers: np.ndarray, w: Sequence[float], gamma: float) -> np.ndarray:
+    """ELMo's scalar mix: gamma * sum_j s_j * layers[j] with s = softmax(w).
+
+    Args:
+        layers: (L + 1, ..., D) activations.
+        w: L + 1 raw weights.
+    Returns:
+        (..., D) float32.
+    Source: Peters et al. 2018 eq. (1); same as ``elmo_core.ScalarMix`` without layer norm.
+    """
+    if len(w) != layers.shape[0]:
+        raise ValueError(f"{len(w)} weights for {layers.shape[0]} layers")
+    s = softmax(w).astype(np.float32)
+    return (np.float32(gamma) * np.tensordot(s, layers, axes=1)).astype(np.float32, copy=False)
+
+
+def sentence_layer_norm(acts: np.ndarray, offsets: np.ndarray, eps: float = 1e-13) -> np.ndarray:
+    """Normalise each layer of each sentence with one mean and variance over all its (token, feature) values.
+
+    This is AllenNLP's ``ScalarMix(do_layer_norm=True)`` applied to a batch of one sentence (whole-tensor
+    statistics, not per-token LayerNorm), so a sentence's vectors do not depend on the other sentences.
+    Statistics exclude ``<S>``/``</S>`` (bilm-tf's choice; AllenNLP includes them).
+    """
+    out = np.empty_like(acts)
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        if b <= a:
+            continue
+        block = acts[:, a:b].astype(np.float64)
+        mean = block.mean(axis=(1, 2), keepdims=True)
+        var = ((block - mean) ** 2).mean(axis=(1, 2), keepdims=True)
+        out[:, a:b] = ((block - mean) / np.sqrt(var + eps)).astype(np.float32)
+    return out
+
+
+# ---- projection ---------------------------------------------------------------------------------------
+PROJECTIONS = ("auto", "pca", "umap", "tsne")
+PROJECTION_NAMES = {"auto": "auto (PCA below 15 points, else UMAP)", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
+
+_UMAP_LOCK = threading.Lock()  # numba's default threading layer breaks when several threads run UMAP at once
+
+
+class UmapWarmUp:
+    """State of the background UMAP import + numba compile: 'off', 'warming', 'ready' or 'failed'."""
+
+    def __init__(self):
+        self.state = "off"
+        self.error = ""
+        self.seconds = 0.0
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "UmapWarmUp":
+        if self._thread is None:
+            self.state = "warming"
+            self._thread = threading.Thread(target=self._run, name="umap-warm-up", daemon=True)
+            self._thread.start()
+        return self
+
+    def run_now(self) -> "UmapWarmUp":
+        """Warm up in the calling thread (tests, scripts)."""
+        self.state = "warming"
+        self._run()
+        return self
+
+    def _run(self) -> None:
+        import time
+        start = time.perf_counter()
+        try:
+            rng = np.random.default_rng(0)
+            x = rng.normal(size=(40, 16)).astype(np.float32)
+            first = _umap_fit(x, seed=0, init=None)
+            _umap_fit(x, seed=0, init=first)  # the warm-started path as well
+            self.state = "ready"
+        except Exception as err:  # umap missing or broken: the app falls back to PCA and says so
+            self.state, self.error = "failed", f"{type(err).__name__}: {err}"
+        self.seconds = time.perf_counter() - start
+
+
+def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
+    import warnings
+
+    import umap
+    n = len(x)
+    data, metric = x, "cosine"
+    if init is not None:
+        # A warm-started refit (every slider move) gets the cosine distances precomputed: for fewer than
+        # 4096 points UMAP computes all pairs itself, through a Python-level loop over its numba metric
+        # (about 45 ms of a 100 ms refit at n = 200). Same distances up to float rounding; the first fit
+        # keeps metric="cosine" because its "pca" init needs the vectors, not the distances.
+        data, metric = cosine_distances(x), "precomputed"
+    with _UMAP_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reducer = umap.UMAP(n_components=2, n_neighbors=max(2, min(15, n - 1)), min_dist=0.1, metric=metric,
+                            random_state=seed, init="pca" if init is None else init,
+                            n_epochs=None if init is None else 60)
+        return reducer.fit_transform(data).astype(np.float64)
+
+
+@dataclass
+class Projection:
+    coords: np.ndarray | None  # (n, 2), None when no map can be drawn
+    method: str  # "pca", "umap", "tsne" or "none"
+    note: str = ""  # what the user should know (fallbacks, too few points)
+
+
+def l2_normalise(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero): Euclidean geometry then equals cosine geometry."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms > 0, norms, 1.0)
+
+
+SAME_VECTOR_TOL = 1e-6  # max pairwise cosine distance below which vectors count as one (float noise)
+
+
+def nearly_identical(x: np.ndarray, tol: float = SAME_VECTOR_TOL) -> bool:
+    """True when the rows of ``x`` (n >= 2) all point the same way up to float noise: max pairwise cosine
+    distance < ``tol``. E.g. layer 0 (context-free): every occurrence of one spelling gets the same vector, and
+    the "layer 0 only" mix (s_0 = 0.99991, not exactly 1) leaves only tiny residues from layers 1 and 2.
+
+    Uses the bound 1 - cos(a, b) = |a - b|^2 / 2 <= 2 max_i |x_i - c|^2 for unit rows and their mean c
+    (O(n D) instead of all pairs); it only errs towards "not identical". Zero rows never count as identical.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) < 2:
+        return False
+    norms = np.linalg.norm(x, axis=1)
+    if not np.all(norms > 0):
+        return False
+    unit = x / norms[:, None]
+    centre = unit.mean(axis=0)
+    return float(2.0 * np.max(np.sum((unit - centre) ** 2, axis=1))) < tol
+
+
+def pca_2d(x: np.ndarray) -> np.ndarray:
+    """(n, 2) coordinates on the first two principal components (zeros where the data has no variance)."""
+    xc = x.astype(np.float64) - x.mean(axis=0, keepdims=True)
+    u, s, _ = np.linalg.svd(xc, full_matrices=False)
+    coords = np.zeros((len(x), 2))
+    k = min(2, len(s))
+    coords[:, :k] = u[:, :k] * s[:k]
+    return coords
+
+
+def procrustes_align(coords: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Rotate/reflect, scale and shift ``coords`` onto ``reference`` (same points, same order), least squares.
+
+    Used so that a re-projection after a slider move does not flip or spin the map.
+    """
+    mu_c, mu_r = coords.mean(axis=0), reference.mean(axis=0)
+    c, r = coords - mu_c, reference - mu_r
+    norm = float((c ** 2).sum())
+    if norm == 0.0 or not np.isfinite(norm):
+        return coords
+    u, s, vt = np.linalg.svd(c.T @ r)
+    rotation = u @ vt
+    scale = s.sum() / norm
+    return scale * c @ rotation + mu_r
+
+
+@one_blas_thread()
+def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = None, seed: int = 0,
+            umap_state: str = "ready") -> Projection:
+    """2-D map of the rows of ``x`` in cosine geometry.
+
+    Args:
+        x: (n, D) vectors.
+        method: "auto" (PCA below 15 points, else UMAP), "pca", "umap" or "tsne".
+        previous: (n, 2) layout of the same points from the last call: UMAP and t-SNE start from it and
+            every result is Procrustes-aligned to it, so the map stays put while weights change.
+        seed: random seed (UMAP, t-SNE).
+        umap_state: the warm-up state; UMAP is only used when it is "ready" (else PCA, with a note).
+    """
+    if method not in PROJECTIONS:
+        raise ValueError(f"unknown projection {method!r}; choose one of {PROJECTIONS}")
+    n = len(x)
+    if n < MIN_POINTS_FOR_MAP:
+        return Projection(None, "none", f"A 2-D map needs at least {MIN_POINTS_FOR_MAP} points; there are {n}.")
+    if previous is not None and previous.shape != (n, 2):
+        previous = None
+    x = l2_normalise(np.asarray(x, dtype=np.float32))
+    note = ""
+    chosen = method
+    if method == "auto":
+        chosen = "pca" if n < MIN_POINTS_FOR_UMAP else "umap"
+        if chosen == "pca":
+            note = f"PCA, because {n} points are too few for UMAP to mean anything (needs {MIN_POINTS_FOR_UMAP})."
+    if chosen == "umap" and n < 4:
+        chosen, note = "pca", f"UMAP needs at least 4 points; showing PCA for {n}."
+    if chosen == "tsne" and n < 5:
+        chosen, note = "pca", f"t-SNE needs at least 5 points; showing PCA for {n}."
+    if chosen == "umap" and umap_state != "ready":
+        why = {"warming": "UMAP is still compiling in the background (about 20 s after start-up)",
+               "off": "UMAP has not been started", "failed": "UMAP failed to start"}.get(umap_state, "UMAP is unavailable")
+        chosen, note = "pca", f"{why}; showing PCA meanwhile."
+    if float(np.ptp(x, axis=0).max()) == 0.0:
+        return Projection(np.zeros((n, 2)), "pca", "All points have the same vector (e.g. layer 0 alone for one "
+                          "spelling): they sit on one spot.")
+    if chosen == "pca":
+        coords = pca_2d(x)
+    elif chosen == "umap":
+        coords = _umap_fit(x, seed, previous)
+    else:
+        from sklearn.manifold import TSNE
+        perplexity = float(min(30.0, max(2.0, (n - 1) / 3)))
+        init = previous.astype(np.float32) if previous is not None else "pca"
+        coords = TSNE(n_components=2, perplexity=perplexity, init=init, metric="cosine", random_state=seed,
+                      max_iter=250 if previous is not None else 1000).fit_transform(x).astype(np.float64)
+    if previous is not None:
+        coords = procrustes_align(coords, previous)
+    return Projection(coords, chosen, note)
+
+
+# ---- similarity, neighbours, separation -----------------------------------------------------------------
+@one_blas_thread()
+def cosine_matrix(x: np.ndarray) -> np.ndarray:
+    """(n, n) cosine similarities of the rows of x (0 for zero vectors)."""
+    from sklearn.metrics.pairwise import cosine_similarity
+    return cosine_similarity(x).astype(np.float64)
+
+
+def cosine_distances(x: np.ndarray, sims: np.ndarray | None = None) -> np.ndarray:
+    """(n, n) float64 cosine distances 1 - cos, clipped to [0, 2], zero diagonal (as scikit-learn's
+    ``cosine_distances``), from the vectors or from their ``cosine_matrix`` when given."""
+    d = 1.0 - (cosine_matrix(x) if sims is None else sims)
+    np.clip(d, 0.0, 2.0, out=d)
+    np.fill_diagonal(d, 0.0)
+    return d
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    index: int  # row in the candidate matrix
+    similarity: float
+
+
+def cosine_neighbours(query: np.ndarray, candidates: np.ndarray, k: int = 10,
+                      exclude: Sequence[int] = ()) -> list[Neighbour]:
+    """The k candidate rows most cosine-similar to ``query`` (D,), best first, ties in row order."""
+    if len(candidates) == 0 or k <= 0:
+        return []
+    # scikit-learn's cosine_similarity without its input validation (a few ms on every slider move):
+    # rows scaled to unit length (zero rows stay zero), then one matrix-vector product.
+    dtype = np.result_type(candidates.dtype, query.dtype, np.float32)
+    cand = np.asarray(candidates, dtype=dtype)
+    q = np.asarray(query, dtype=dtype).reshape(-1)
+    with one_blas_thread():
+        norms = np.sqrt(np.einsum("ij,ij->i", cand, cand))
+        q_norm = float(np.sqrt(q @ q))
+        sims = (cand @ (q / q_norm if q_norm > 0 else q)) / np.where(norms > 0, norms, 1.0)
+    order = np.argsort(-sims, kind="stable")
+    skip = set(int(i) for i in exclude)
+    out = []
+    for i in order:
+        if int(i) in skip:
+            continue
+        out.append(Neighbour(int(i), float(sims[i])))
+        if len(out) == k:
+            break
+    return out
+
+
+def unique_types(tokens: Sequence[str], vectors: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """One row per distinct word-like token spelling (first occurrence): for context-free layer-0 vectors,
+    which are equal for equal spellings."""
+    seen: dict[str, int] = {}
+    for i, tok in enumerate(tokens):
+        if is_wordlike(tok) and tok not in seen:
+            seen[tok] = i
+    words = list(seen)
+    rows = np.array(list(seen.values()), dtype=np.int64)
+    return words, vectors[rows] if len(rows) else vectors[:0]
+
+
+def layer0_type_neighbours(table: TokenTable, ref: TokenTable | None, row: int, k: int) -> list[tuple[str, float]]:
+    """The k word types nearest to token ``row`` of ``table`` by layer-0 (context-free) cosine, among the
+    types of ``table`` and of ``ref`` (the reference sentences, or None); the query's own spelling is left out.
+
+    Returns: [(word, cosine similarity)], best first (the GloVe-like column of the paper's Table 4).
+    """
+    layer0 = table.layers(False)[0]
+    tokens = [table.token(r) for r in range(table.num_tokens)]
+    vectors = layer0
+    if ref is not None:
+        tokens += [ref.token(r) for r in range(ref.num_tokens)]
+        vectors = np.concatenate([layer0, ref.layers(False)[0]])
+    types, type_vecs = unique_types(tokens, vectors)
+    exclude = [i for i, t in enumerate(types) if t == table.token(row)]
+    return [(types[nb.index], nb.similarity) for nb in cosine_neighbours(layer0[row], type_vecs, k, exclude)]
+
+
+@dataclass
+class Separation:
+    """How well the occurrences' vectors separate the senses (or group at all, without labels)."""
+
+    silhouette: float | None  # mean cosine silhouette in [-1, 1]
+    knn_accuracy: float | None  # leave-one-out 1-NN accuracy (labels only), ties split evenly
+    chance: float | None  # 1-NN accuracy expected from a random neighbour
+    note: str = ""
+
+
+def knn_accuracy(x: np.ndarray, labels: Sequence[str]) -> float:
+    """Leave-one-out 1-nearest-neighbour (cosine) accuracy; a tie between neighbours counts fractionally.
+
+    The tie rule matters for layer 0, where every occurrence of one spelling has the same vector: the
+    score then equals the share of same-label points among the tied ones, not a lucky tie-break.
+    """
+    return _knn_accuracy(cosine_matrix(x), labels)
+
+
+def _knn_accuracy(sims: np.ndarray, labels: Sequence[str]) -> float:
+    return float(np.mean(nn_scores_from_similarity(sims, labels)))
+
+
+def zero_rows(x: np.ndarray) -> np.ndarray:
+    """(n,) bool: rows of ``x`` (n, D) that are all zero (no direction, so no cosine similarity)."""
+    x = np.asarray(x)
+    return ~np.any(x != 0, axis=1) if x.ndim == 2 else np.zeros(len(x), bool)
+
+
+@one_blas_thread()
+def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
+    """Silhouette (cosine) and, with sense labels, leave-one-out 1-NN accuracy.
+
+    Without labels (fewer than 2 distinct ones), the silhouette is that of the best 2..6-cluster split found
+    by average-linkage clustering: how clearly the occurrences fall into groups at all.
+    """
+    from sklearn.metrics import silhouette_score
+    zero = zero_rows(x)
+    if zero.any():  # an all-zero vector has no direction: no cosine, so no score may use it
+        keep = np.flatnonzero(~zero)
+        found = separation(x[keep], [labels[i] for i in keep]) if len(keep) else Separation(None, None, None, "")
+        left_out = f"{int(zero.sum())} all-zero vector(s) left out."
+        return dataclasses.replace(found, note=" ".join(t for t in (found.note, left_out) if t))
+    n = len(x)
+    given = [i for i, lab in enumerate(labels) if lab]
+    distinct = {labels[i] for i in given}
+    if len(distinct) >= 2 and len(given) >= 3:
+        xs, ls = x[given], [labels[i] for i in given]
+        note = "" if len(given) == n else f"{n - len(given)} unlabelled occurrence(s) left out."
+        chance = float(np.mean(chance_random_neighbour(ls)))
+        sims = cosine_matrix(xs)  # one similarity matrix for both scores
+        sil = (float(silhouette_score(cosine_distances(xs, sims), ls, metric="precomputed"))
+               if len(distinct) < len(ls) else None)
+        return Separation(sil, _knn_accuracy(sims, ls), chance, note)
+    if n < 4:
+        return Separation(None, None, None, "Too few occurrences for a score.")
+    if float(np.ptp(x, axis=0).max()) == 0.0:
+        return Separation(None, None, None, "All vectors are identical.")
+    from sklearn.cluster import AgglomerativeClustering
+    dist = cosine_distances(x)  # once, for the five clusterings and their silhouettes
+    best = None
+    for k in range(2, min(6, n - 1) + 1):
+        found = AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(dist)
+        if len(set(found)) < 2:
+            continue
+        s = float(silhouette_score(dist, found, metric="precomputed"))
+        if best is None or s > best[0]:
+            best = (s, k)
+    if best is None:
+        return Separation(None, None, None, "No grouping found.")
+    return Separation(best[0], None, None, f"No sense labels: silhouette of the best split into {best[1]} groups.")
+
+
+# ---- export ---------------------------------------------------------------------------------------------
+def vectors_csv(lines: Sequence[Line], occurrences: Sequence[Occurrence], x: np.ndarray) -> bytes:
+    """CSV: one row per occurrence with its sentence, label and the vector's D values."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["sentence_index", "token_index", "token", "label", "sentence"] + [f"v{i}" for i in range(x.shape[1])])
+    for occ, vec in zip(occurrences, x):
+        writer.writerow([occ.line, occ.position, occ.token, occ.label or "", lines[occ.line].text]
+                        + [f"{v:.6g}" for v in vec])
+    return buf.getvalue().encode("utf-8")
+
+
+def coords_csv(occurrences: Sequence[Occurrence], coords: np.ndarray, lines: Sequence[Line]) -> bytes:
+    """CSV of the map: sentence/token index, token, label, x, y."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["sentence_index", "token_index", "token", "label", "x", "y", "sentence"])
+    for occ, (cx, cy) in zip(occurrences, coords):
+        writer.writerow([occ.line, occ.position, occ.token, occ.label or "", f"{cx:.6g}", f"{cy:.6g}",
+                         lines[occ.line].text])
+    return buf.getvalue().encode("utf-8")
+
+
+def npy_bytes(x: np.ndarray) -> bytes:
+    """The array in NumPy's .npy format (load with ``np.load(io.BytesIO(data))``)."""
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(x), allow_pickle=False)
+    return buf.getvalue()
+
+
+# ---- the shareable view (URL query parameters) -----------------------------------------------------------
+@dataclass(frozen=True)
+class View:
+    """Everything a shared link restores."""
+
+    text: str = ""
+    example: str | None = None  # name of an example set, when the text is that set's
+    word: str = ""
+    weights: tuple[float, ...] = ()  # raw w_j; () = all zeros (equal s_j)
+    gamma: float = 1.0
+    layer_norm: bool = False
+    projection: str = "auto"
+    inflections: bool = False
+    context: bool = False
+
+
+def _clip(value: float, lo: float, hi: float) -> float:
+    return float(min(hi, max(lo, value)))
+
+
+W_RANGE = (-5.0, 5.0)
+GAMMA_RANGE = (0.1, 3.0)
+
+
+def view_to_query(view: View) -> dict[str, str]:
+    """Query parameters for a link; the text is left out (with ``ex``) when it is an example set's."""
+    params: dict[str, str] = {}
+    if view.example:
+        params["ex"] = view.example
+    elif view.text and text_fits_link(view):
+        params["s"] = view.text
+    if view.word:
+        params["word"] = view.word
+    if view.weights and any(w != 0 for w in view.weights):
+        params["w"] = ",".join(f"{w:g}" for w in view.weights)
+    if view.gamma != 1.0:
+        params["g"] = f"{view.gamma:g}"
+    if view.layer_norm:
+        params["ln"] = "1"
+    if view.projection != "auto":
+        params["proj"] = view.projection
+    if view.inflections:
+        params["infl"] = "1"
+    if view.context:
+        params["ctx"] = "1"
+    return params
+
+
+def text_fits_link(view: View) -> bool:
+    """Whether a link made by ``view_to_query`` reopens the view's sentences (an example set's, or short text)."""
+    return bool(view.example) or not view.text or len(view.text) <= MAX_URL_TEXT
+
+
+def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | None = None) -> View:
+    """Parse query parameters leniently: anything malformed falls back to the default."""
+    def num(key: str, default: float) -> float:
+        try:
+            value = float(params.get(key, default))
+        except (TypeError, ValueError):
+            return default
+        return value if math.isfinite(value) else default
+
+    examples = examples or {}
+    example = params.get("ex")
+    text = ""
+    if example in examples:
+        text = examples[example]
+    else:
+        example = None
+        text = str(params.get("s", ""))[:200_000]
+    weights: tuple[float, ...] = ()
+    if params.get("w"):
+        try:
+            parsed = tuple(float(v) for v in str(params["w"]).split(",")[:16])
+            if all(math.isfinite(v) for v in parsed):
+                weights = tuple(_clip(v, *W_RANGE) for v in parsed)
+        except ValueError:
+            weights = ()
+    projection = params.get("proj", "auto")
+    return View(text=text, example=example, word=str(params.get("word", ""))[:100],
+                weights=weights, gamma=_clip(num("g", 1.0), *GAMMA_RANGE),
+                layer_norm=params.get("ln") == "1", projection=projection if projection in PROJECTIONS else "auto",
+                inflections=params.get("infl") == "1", context=params.get("ctx") == "1")
+
+
+def fit_weights(weights: Sequence[float], num_layers: int) -> tuple[float, ...]:
+    """Pad with zeros / cut to ``num_layers`` values (a link made with another model)."""
+    w = tuple(weights)[:num_layers]
+    return w + (0.0,) * (num_layers - len(w))
+
+
+def preset_weights(name: str, num_layers: int) -> tuple[float, ...]:
+    """Raw w for a preset: "equal" (s_j = 1/(L+1)), "top" (s_L ~ 1) or "bottom" (layer 0 only, s_0 ~ 1).
+
+    The extremes use w = +-5 (the slider range): with three layers the chosen one gets s = 0.99991.
+    """
+    lo, hi = W_RANGE
+    if name == "equal":
+        return (0.0,) * num_layers
+    if name == "top":
+        return (lo,) * (num_layers - 1) + (hi,)
+    if name == "bottom":
+        return (hi,) + (lo,) * (num_layers - 1)
+    raise ValueError(f"unknown preset {name!r}")
+

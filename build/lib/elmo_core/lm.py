@@ -1,0 +1,156 @@
+"""The biLM training objective: forward and backward language models with a shared softmax.
+
+The forward LM at position t predicts token t + 1, the backward LM predicts token t - 1, and the loss is
+the sum of both negative log likelihoods (Peters et al. 2018 section 3.1, equation in 3.1). The output
+layer is PyTorch's adaptive softmax (Grave et al. 2017), so a large word vocabulary is not the bottleneck.
+Dims: B sentences, T tokens, P projection size, V vocabulary size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .bilm import BiLM
+
+
+@dataclass
+class LMLoss:
+    """Summed negative log likelihoods (nats) and token counts for each direction, plus the teacher losses.
+
+    lexical, contextual: mean cosine distances (1 - cos, in [0, 2]) of the teacher heads, or None when the
+    batch has no such target (see ``BiLanguageModel.forward``).
+    """
+
+    forward_nll: torch.Tensor
+    backward_nll: torch.Tensor
+    tokens: int
+    lexical: torch.Tensor | None = None
+    contextual: torch.Tensor | None = None
+    similarity: torch.Tensor | None = None
+
+    @property
+    def mean(self) -> torch.Tensor:
+        """(forward + backward) / 2 per predicted token: the LM part of the training loss."""
+        return (self.forward_nll + self.backward_nll) / (2 * self.tokens)
+
+    def total(self, lexical_weight: float = 0.0, contextual_weight: float = 0.0,
+              similarity_weight: float = 0.0) -> torch.Tensor:
+        """The training objective: the paper's LM loss, always, plus the weighted teacher losses."""
+        loss = self.mean
+        if similarity_weight and self.similarity is not None:
+            loss = loss + similarity_weight * self.similarity
+        if lexical_weight and self.lexical is not None:
+            loss = loss + lexical_weight * self.lexical
+        if contextual_weight and self.contextual is not None:
+            loss = loss + contextual_weight * self.contextual
+        return loss
+
+
+def cosine_distance(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean of 1 - cos over rows; pred, target (N, K) float32. A scale-free target: only the direction counts."""
+    return (1.0 - nn.functional.cosine_similarity(pred.float(), target.float(), dim=-1, eps=1e-6)).mean()
+
+
+SIMILARITY_SAMPLE = 768  # tokens per batch whose pairwise similarities are matched (cost grows with its square)
+
+
+def similarity_distance(student: torch.Tensor, teacher: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Mean squared difference of the pairwise cosine similarities of sampled rows (similarity-preserving
+    distillation): it shapes the student's own geometry, which is what nearest neighbours and maps read.
+
+    Args: student (N, D) and teacher (N, K) rows of the same tokens. Returns a float32 scalar.
+    """
+    if len(student) > SIMILARITY_SAMPLE:
+        pick = torch.randperm(len(student), generator=generator, device=student.device)[:SIMILARITY_SAMPLE]
+        student, teacher = student[pick], teacher[pick]
+    s = nn.functional.normalize(student.float(), dim=-1, eps=1e-6)
+    t = nn.functional.normalize(teacher.float(), dim=-1, eps=1e-6)
+    return ((s @ s.T - t @ t.T) ** 2).mean()
+
+
+def first_occurrences(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Distinct values of a 1-D LongTensor and the index of each one's first occurrence (both (U,))."""
+    uniq, inverse = torch.unique(ids, return_inverse=True)
+    order = torch.arange(len(ids), device=ids.device)
+    first = torch.full((len(uniq),), len(ids), dtype=torch.long, device=ids.device)
+    return uniq, first.scatter_reduce(0, inverse, order, reduce="amin")
+
+
+def default_cutoffs(vocab_size: int) -> list[int]:
+    cutoffs = [c for c in (2000, 10000, 40000) if c < vocab_size - 1]
+    return cutoffs or [max(1, vocab_size // 2)]
+
+
+class BiLanguageModel(nn.Module):
+    """A biLM plus its shared adaptive softmax.
+
+    Args:
+        bilm: the biLM (its top layer feeds the softmax).
+        vocab_size: V, including ``<S>``, ``</S>``, ``<UNK>``.
+        dropout: on the top layer before the softmax (training only).
+    """
+
+    def __init__(self, bilm: BiLM, vocab_size: int, dropout: float = 0.1, cutoffs: list[int] | None = None,
+                 lexical_dim: int = 0, contextual_dim: int = 0):
+        super().__init__()
+        self.bilm = bilm
+        p = bilm.config.lstm.projection_dim
+        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(p, vocab_size, cutoffs or default_cutoffs(vocab_size), div_value=4.0)
+        self.dropout = nn.Dropout(dropout)
+        # Teacher heads exist only in training; export writes the biLM and the softmax, never these.
+        self.lexical_head = nn.Linear(p, lexical_dim) if lexical_dim else None
+        self.contextual_head = nn.Linear(2 * p, contextual_dim) if contextual_dim else None
+
+    def forward(self, char_ids: torch.Tensor, word_ids: torch.Tensor,
+                lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
+                contextual: tuple[torch.Tensor, torch.Tensor] | None = None) -> LMLoss:
+        """Loss for a batch.
+
+        Args:
+            char_ids: (B, T, 50) LongTensor from ``batch_to_ids`` (no boundaries).
+            word_ids: (B, T + 2) LongTensor of vocabulary ids, ``<S>`` ... ``</S>``, padded with anything.
+            lexical: optional (targets float32 (V, K_lex), has_target bool (V,)) per vocabulary id: layer 0's
+                token vector of each distinct word of the batch predicts its target through ``lexical_head``.
+            contextual: optional (targets float32 (B, T, K_ctx), mask bool (B, T)) per token: the top layer's
+                [forward; backward] vector predicts it through ``contextual_head``. Layer 1 is not a target.
+
+        Returns:
+            LMLoss with summed NLLs (float32 scalars) over the B * (n_i + 1) predictions per direction, and
+            the teacher losses (mean cosine distance) when their targets are given.
+        """
+        out = self.bilm(char_ids)
+        lexical_loss = contextual_loss = similarity_loss = None
+        if lexical is not None and self.lexical_head is not None:
+            targets, has = lexical
+            p = out.activations[0].shape[-1] // 2
+            flat_ids = word_ids.reshape(-1)
+            where = (out.mask.reshape(-1) & has[flat_ids]).nonzero().squeeze(1)
+            if len(where):
+                # One row per distinct word: a type-level target should not be weighted by frequency.
+                uniq, first = first_occurrences(flat_ids[where])
+                token_vectors = out.activations[0].reshape(-1, 2 * p)[where[first], :p]
+                lexical_loss = cosine_distance(self.lexical_head(token_vectors), targets[uniq])
+        if contextual is not None and self.contextual_head is not None:
+            targets, tmask = contextual
+            inner = out.activations[-1][:, 1 : targets.shape[1] + 1]  # token positions, boundaries dropped
+            if bool(tmask.any()):
+                contextual_loss = cosine_distance(self.contextual_head(inner[tmask]), targets[tmask])
+                similarity_loss = similarity_distance(inner[tmask], targets[tmask])
+        top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)
+        p = top.shape[-1] // 2
+        mask = out.mask
+        # Forward: positions 0..n predict 1..n+1; backward: positions 1..n+1 predict 0..n.
+        pred_mask = mask[:, 1:]
+        fwd_in = top[:, :-1, :p][pred_mask]
+        fwd_target = word_ids[:, 1:][pred_mask]
+        bwd_in = top[:, 1:, p:][pred_mask]
+        bwd_target = word_ids[:, :-1][pred_mask]
+        n = int(pred_mask.sum())
+        # One softmax call for both directions (it is shared); split the per-token log likelihoods after.
+        # Always in float32, also under a bfloat16 autocast: the log-sum-exp over the vocabulary is where
+        # low precision hurts.
+        with torch.autocast(fwd_in.device.type, enabled=False):
+            logp = self.softmax(torch.cat([fwd_in, bwd_in]).float(), torch.cat([fwd_target, bwd_target])).output
+        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss, similarity_loss)

@@ -1,0 +1,126 @@
+"""Sense-labelled sentences for the sense probes: WordNet example sentences and our own hand-written set.
+
+A ``SenseItem`` is one occurrence of a target word in a tokenized sentence, with a coarse sense label.
+WordNet (read by ``elmo_core.wordnet``): the examples of a synset, credited to its lemmas; the coarse sense of
+a synset is its lexicographer file (``noun.artifact``, ``verb.motion``, ...). A lemma/POS pair is kept when
+its examples span two or more coarse senses. Data: docs/DATA_SOURCES.md. Nothing here downloads anything.
+"""
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import OWN_SENTENCES
+from .tokenize import tokenize
+from .wordforms import find_form, word_forms
+from .wordnet import find_wordnet_dir, read_exceptions, read_synsets
+
+
+@dataclass(frozen=True)
+class SenseItem:
+    """One target-word occurrence with its coarse sense.
+
+    lemma: the dictionary form, lower case ("bank"); pos: "n", "v", "a", "r" or "" (own sentences);
+    sense: coarse sense label ("noun.object", or ours: "river"); tokens: the tokenized sentence;
+    position: index of the target in ``tokens``; source: where it came from (synset offset or TSV line).
+    """
+
+    lemma: str
+    pos: str
+    sense: str
+    tokens: tuple[str, ...]
+    position: int
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        """The grouping key of the probes: lemma and POS, e.g. "bank.n" ("bank" when the POS is unknown)."""
+        return f"{self.lemma}.{self.pos}" if self.pos else self.lemma
+
+    @property
+    def word(self) -> str:
+        return self.tokens[self.position]
+
+
+# ---- WordNet --------------------------------------------------------------------------------------------
+def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int = 2,
+                          pos: Iterable[str] = ("n", "v", "a", "r")) -> list[SenseItem]:
+    """Sense items from WordNet's example sentences, for lemma/POS pairs with examples in >= ``min_senses``
+    coarse senses (lexicographer files).
+
+    Each example is tokenized (``elmo_core.tokenize``) and credited to every single-word lemma of its synset
+    that occurs in it (``elmo_core.wordforms``: the lemma, a regular inflection for the synset's POS or a
+    ``.exc`` irregular form); multiword lemmas and examples
+    without the lemma are skipped; a repeated (lemma, POS, sentence) is kept once.
+
+    Returns: list of SenseItem, sorted by key then source (deterministic).
+    Raises: FileNotFoundError when WordNet is missing (message says how to install it).
+    Source: issue 3 item 5; Peters et al. 2018 section 5.3 uses SemCor, which no package ships, so WordNet's
+    own examples stand in.
+    """
+    root = find_wordnet_dir(wordnet_dir)
+    exceptions = read_exceptions(root)
+    items: list[SenseItem] = []
+    seen: set[tuple[str, str, tuple[str, ...]]] = set()
+    for synset in read_synsets(root, pos):
+        single = [lem for lem in dict.fromkeys(synset.lemmas) if "_" not in lem and "-" not in lem]
+        for example in synset.examples:
+            tokens = tuple(tokenize(example))
+            for lemma in single:
+                forms = word_forms(lemma, synset.pos, irregular=exceptions[synset.pos].get(lemma, ()))
+                position = find_form(tokens, forms)
+                if position is None or (lemma, synset.pos, tokens) in seen:
+                    continue
+                seen.add((lemma, synset.pos, tokens))
+                items.append(SenseItem(lemma, synset.pos, synset.lexname, tokens, position,
+                                       f"{synset.pos}:{synset.offset}"))
+    return filter_polysemous(items, min_senses)
+
+
+def filter_polysemous(items: Sequence[SenseItem], min_senses: int = 2) -> list[SenseItem]:
+    """Keep the items whose key has >= ``min_senses`` distinct senses; sorted by (key, source, tokens)."""
+    senses: dict[str, set[str]] = defaultdict(set)
+    for it in items:
+        senses[it.key].add(it.sense)
+    kept = [it for it in items if len(senses[it.key]) >= min_senses]
+    return sorted(kept, key=lambda it: (it.key, it.source, it.tokens))
+
+
+# ---- our own sentences ------------------------------------------------------------------------------------
+def read_sense_sentences(path: str | Path = OWN_SENTENCES) -> list[SenseItem]:
+    """Our hand-written set: a TSV with a header ``word<TAB>sense<TAB>sentence``.
+
+    The target is the first token that counts as the word (``elmo_core.wordforms.word_forms`` with an
+    unknown POS: the word or a regular noun or verb inflection of it).
+    Returns: list of SenseItem (pos ""), in file order.
+    Raises: FileNotFoundError; ValueError naming the line when a row is malformed or lacks its word.
+    """
+    items = []
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f, delimiter="\t")
+        header = next(reader, None)
+        if header is None or [h.strip().lower() for h in header[:3]] != ["word", "sense", "sentence"]:
+            raise ValueError(f"{path}: the first line must be the header word<TAB>sense<TAB>sentence")
+        for lineno, row in enumerate(reader, start=2):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) != 3:
+                raise ValueError(f"{path}:{lineno}: expected 3 tab-separated columns, got {len(row)}")
+            word, sense, sentence = (c.strip() for c in row)
+            tokens = tuple(tokenize(sentence))
+            position = find_form(tokens, word_forms(word))
+            if position is None:
+                raise ValueError(f"{path}:{lineno}: the word {word!r} does not occur in {sentence!r}")
+            items.append(SenseItem(word.lower(), "", sense, tokens, position, f"line {lineno}"))
+    return items
+
+
+def group_by_key(items: Sequence[SenseItem]) -> dict[str, list[int]]:
+    """{key: indices into items}, keys in first-seen order."""
+    groups: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        groups.setdefault(it.key, []).append(i)
+    return groups

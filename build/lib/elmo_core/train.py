@@ -1,0 +1,404 @@
+"""Train a biLM from tokenized text: ``python -m elmo_core train CONFIG.json [--resume]``.
+
+Sentences are trained one at a time from a zero LSTM state (``<S>`` ... ``</S>``), the same way the app
+embeds them (stateless mode), rather than as bilm-tf's stateful 20-token windows. Checkpoints hold
+tensors in safetensors and everything else in JSON, so resuming never unpickles anything and continues
+exactly: model, optimizer, data position and RNG state.
+Multi-process training uses PyTorch's launcher: ``torchrun --nproc_per_node N -m elmo_core train CONFIG``
+(DDP; gloo on CPU, NCCL on GPU); each rank takes every N-th batch.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from safetensors.torch import load_file, save_file
+
+from .bilm import BiLM
+from .chars import batch_to_ids
+from .config import BiLMConfig
+from .lm import BiLanguageModel, LMLoss
+from .vocab import Vocabulary
+from .weights import save_checkpoint
+
+
+@dataclass
+class TrainConfig:
+    """Everything a run needs; saved in every checkpoint. Paths are relative to the working directory."""
+
+    corpus_dir: str  # holds train.txt and dev.txt, one tokenized sentence per line
+    out_dir: str  # run folder: vocab.txt, checkpoint/, best/, log.jsonl
+    options: dict[str, Any] = field(default_factory=dict)  # the biLM's options.json blocks
+    vocab_size: int = 50000
+    min_count: int = 2
+    batch_size: int = 64  # sentences per step (per process)
+    max_sentence_tokens: int = 60  # longer sentences are skipped in training
+    lr: float = 2e-3
+    warmup_steps: int = 300
+    decay_start: int = 0  # from this step the learning rate falls linearly to min_lr_ratio * lr at max_steps (0 = constant)
+    min_lr_ratio: float = 0.1
+    weight_decay: float = 0.0
+    dropout: float = 0.1
+    clip_norm: float = 1.0
+    max_steps: int = 10**9
+    max_hours: float = 1e9
+    checkpoint_minutes: float = 5.0
+    eval_every: int = 500
+    dev_sentences: int = 2000
+    seed: int = 0
+    threads: int = 0  # torch CPU threads (0 = leave PyTorch's default)
+    max_train_sentences: int = 0  # 0 = all (a small number is useful for tests)
+    bf16: bool = False  # bfloat16 autocast for the biLM (the softmax and the losses stay float32)
+    init_from: str = ""  # a run folder (vocab.txt + checkpoint/): start from its biLM and softmax, fresh optimizer
+    # Teachers (training only; their heads are dropped at export). Weights of 0 leave the paper's objective.
+    lexical_weight: float = 0.0  # layer 0 predicts GloVe 6B 50-d of the lowercased word (elmo_core.teacher)
+    contextual_weight: float = 0.0  # the top layer predicts precomputed MiniLM states
+    similarity_weight: float = 0.0  # the top layer's own pairwise cosines match the teacher's (same targets)
+    contextual_targets: str = ""  # safetensors from ``python -m elmo_core.teacher``; covers the first S lines
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TrainConfig":
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"{path}: unknown config keys {sorted(unknown)}")
+        return cls(**data)
+
+
+def learning_rate(cfg: TrainConfig, step: int) -> float:
+    """Linear warm-up, constant, then (with ``decay_start``) a linear decay to ``min_lr_ratio * lr`` at ``max_steps``."""
+    lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup_steps)
+    if cfg.decay_start and step >= cfg.decay_start and cfg.max_steps > cfg.decay_start:
+        done = min(1.0, (step - cfg.decay_start) / (cfg.max_steps - cfg.decay_start))
+        lr *= 1.0 - (1.0 - cfg.min_lr_ratio) * done
+    return lr
+
+
+def read_sentences(path: Path, limit: int = 0) -> list[list[str]]:
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            tokens = line.split()
+            if tokens:
+                out.append(tokens)
+                if limit and len(out) >= limit:
+                    break
+    return out
+
+
+def epoch_batches(lengths: np.ndarray, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
+    """The batches of one epoch: shuffled, then grouped by similar length to cut padding.
+
+    Deterministic in (seed, epoch), so a resumed run recomputes the same order and skips to its position.
+    """
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(lengths))
+    pool = batch_size * 50
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = order[start : start + pool]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def teacher_dims(cfg: TrainConfig) -> tuple[int, int]:
+    """Sizes of the lexical and contextual heads that ``cfg`` asks for (0 = none)."""
+    lexical = 50 if cfg.lexical_weight else 0
+    contextual = 0
+    if cfg.contextual_weight or cfg.similarity_weight:
+        from safetensors import safe_open
+        with safe_open(cfg.contextual_targets, "pt") as f:
+            contextual = json.loads(f.metadata()["meta"])["dim"]
+    return lexical, contextual
+
+
+def make_batch(sentences: list[list[str]], vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:
+    """char ids (B, T, 50) and word ids (B, T + 2) with ``<S>``/``</S>``, padded with ``</S>``'s id."""
+    char_ids = batch_to_ids(sentences)
+    words = torch.full((len(sentences), char_ids.shape[1] + 2), vocab.eos, dtype=torch.long)
+    for i, s in enumerate(sentences):
+        words[i, : len(s) + 2] = torch.tensor(vocab.encode(s))
+    return char_ids, words
+
+
+@torch.no_grad()
+def perplexity(model: BiLanguageModel, sentences: list[list[str]], vocab: Vocabulary, batch_size: int = 64,
+               device: torch.device | None = None) -> dict[str, float]:
+    """Held-out forward and backward perplexity (exp of mean NLL per predicted token, ``</S>``/``<S>`` included).
+
+    Returns: {"forward": ppl, "backward": ppl, "average": mean of the two ppls, "tokens": predictions per direction}.
+    """
+    was_training = model.training
+    model.eval()
+    device = device or next(model.parameters()).device
+    fwd = bwd = 0.0
+    tokens = 0
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    for start in range(0, len(order), batch_size):
+        batch = [sentences[i] for i in order[start : start + batch_size]]
+        char_ids, words = make_batch(batch, vocab)
+        loss = model(char_ids.to(device), words.to(device))
+        fwd += float(loss.forward_nll)
+        bwd += float(loss.backward_nll)
+        tokens += loss.tokens
+    model.train(was_training)
+    f, b = math.exp(fwd / max(tokens, 1)), math.exp(bwd / max(tokens, 1))
+    return {"forward": f, "backward": b, "average": (f + b) / 2, "tokens": tokens}
+
+
+# ---- checkpoints (safetensors + JSON; no pickle) ------------------------------------------------
+
+def _save_training_state(path: Path, model: BiLanguageModel, optimizer: torch.optim.Optimizer,
+                         meta: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+    opt = optimizer.state_dict()
+    tensors = {"rng.torch": torch.get_rng_state()}
+    for idx, state in opt["state"].items():
+        for key, value in state.items():
+            tensors[f"opt.{idx}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous()
+    save_file(tensors, str(tmp / "state.safetensors"))
+    (tmp / "meta.json").write_text(json.dumps({**meta, "param_groups": opt["param_groups"]}, indent=1))
+    # Swap in atomically-ish so a crash mid-save never leaves a half checkpoint as the only one.
+    old = path.with_name(path.name + ".old")
+    if path.exists():
+        path.rename(old)
+    tmp.rename(path)
+    if old.exists():
+        for f in old.iterdir():
+            f.unlink()
+        old.rmdir()
+
+
+def _load_training_state(path: Path, model: BiLanguageModel, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    model.load_state_dict(load_file(str(path / "model.safetensors")))
+    tensors = load_file(str(path / "state.safetensors"))
+    meta = json.loads((path / "meta.json").read_text())
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        if key.startswith("opt."):
+            _, idx, name = key.split(".", 2)
+            state.setdefault(int(idx), {})[name] = value
+    optimizer.load_state_dict({"state": state, "param_groups": meta.pop("param_groups")})
+    torch.set_rng_state(tensors["rng.torch"])
+    return meta
+
+
+def export_model(model: BiLanguageModel, vocab: Vocabulary, directory: Path, dtype=torch.float32) -> None:
+    """Write the inference files: options.json + model.safetensors (biLM), softmax.safetensors, vocab.txt."""
+    save_checkpoint(model.bilm, directory, dtype)
+    save_file({k: v.detach().to(dtype).cpu().contiguous() for k, v in model.softmax.state_dict().items()},
+              str(directory / "softmax.safetensors"),
+              metadata={"cutoffs": json.dumps(model.softmax.cutoffs[:-1])})
+    vocab.save(directory / "vocab.txt")
+
+
+def load_language_model(directory: str | Path) -> tuple[BiLanguageModel, Vocabulary]:
+    """Load an exported biLM together with its softmax and vocabulary (for perplexity).
+
+    Raises: FileNotFoundError if softmax.safetensors or vocab.txt is missing.
+    """
+    from safetensors import safe_open
+    from .weights import load_checkpoint
+
+    directory = Path(directory)
+    for name in ("softmax.safetensors", "vocab.txt"):
+        if not (directory / name).is_file():
+            raise FileNotFoundError(f"{directory}: no {name}; perplexity needs the softmax and vocabulary")
+    vocab = Vocabulary.load(directory / "vocab.txt")
+    with safe_open(str(directory / "softmax.safetensors"), "pt") as f:
+        cutoffs = json.loads(f.metadata()["cutoffs"])
+    model = BiLanguageModel(load_checkpoint(directory), len(vocab), dropout=0.0, cutoffs=cutoffs)
+    model.softmax.load_state_dict({k: v.float() for k, v in load_file(str(directory / "softmax.safetensors")).items()})
+    return model.eval(), vocab
+
+
+# ---- the loop -------------------------------------------------------------------------------------
+
+def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Run (or continue) training until ``max_steps`` or ``max_hours``; returns the last metrics.
+
+    Raises:
+        FileNotFoundError: corpus files missing. FileExistsError: the run folder has a checkpoint and
+        ``resume`` is False (so nothing is overwritten by accident).
+    """
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() else torch.device("cpu")
+    if distributed:
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    out = Path(cfg.out_dir)
+    ckpt = out / "checkpoint"
+    if ckpt.exists() and not resume:
+        raise FileExistsError(f"{ckpt} exists: pass --resume to continue it, or choose another out_dir")
+    corpus = Path(cfg.corpus_dir)
+    for name in ("train.txt", "dev.txt"):
+        if not (corpus / name).is_file():
+            raise FileNotFoundError(f"{corpus / name} not found; build it with: python -m elmo_core.corpus build {corpus}")
+
+    contextual = None
+    if cfg.contextual_weight or cfg.similarity_weight:
+        from .teacher import ContextualTargets
+        contextual = ContextualTargets(cfg.contextual_targets)
+    # Line numbers of train.txt (non-empty lines) are kept, since the teacher's states are indexed by them.
+    all_sents = read_sentences(corpus / "train.txt", cfg.max_train_sentences)
+    line_of = [i for i, s in enumerate(all_sents) if len(s) <= cfg.max_sentence_tokens
+               and (contextual is None or i < contextual.num_sentences)]
+    train_sents = [all_sents[i] for i in line_of]
+    del all_sents
+    dev_sents = read_sentences(corpus / "dev.txt", cfg.dev_sentences)
+    init = Path(cfg.init_from) if cfg.init_from else None
+    if resume and (out / "vocab.txt").is_file():
+        vocab = Vocabulary.load(out / "vocab.txt")
+    elif init is not None:
+        vocab = Vocabulary.load(init / "vocab.txt")
+        if rank == 0:
+            out.mkdir(parents=True, exist_ok=True)
+            vocab.save(out / "vocab.txt")
+            (out / "config.json").write_text(json.dumps(asdict(cfg), indent=1))
+    else:
+        vocab = Vocabulary.build(train_sents, cfg.vocab_size, cfg.min_count)
+        if rank == 0:
+            out.mkdir(parents=True, exist_ok=True)
+            vocab.save(out / "vocab.txt")
+            (out / "config.json").write_text(json.dumps(asdict(cfg), indent=1))
+    lengths = np.array([len(s) for s in train_sents])
+
+    torch.manual_seed(cfg.seed)
+    bilm_cfg = BiLMConfig.from_dict(cfg.options)
+    lexical_dim, contextual_dim = teacher_dims(cfg)
+    model = BiLanguageModel(BiLM(bilm_cfg, dropout=cfg.dropout), len(vocab), dropout=cfg.dropout,
+                            lexical_dim=lexical_dim, contextual_dim=contextual_dim).to(device)
+    if init is not None and not (resume and ckpt.exists()):
+        missing, unexpected = model.load_state_dict(load_file(str(init / "checkpoint" / "model.safetensors")), strict=False)
+        # Only teacher heads may differ between the two runs: everything of the biLM and softmax must load.
+        bad = [k for k in [*missing, *unexpected] if not k.startswith(("lexical_head.", "contextual_head."))]
+        if bad:
+            raise ValueError(f"{init}: checkpoint does not fit this config: {bad[:5]}")
+    lexical = None
+    if cfg.lexical_weight:
+        from .teacher import lexical_targets
+        lexical = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "train_seconds": 0.0, "cpu_seconds": 0.0,
+            "best_dev": None}
+    if resume and ckpt.exists():
+        meta = _load_training_state(ckpt, model, optimizer)
+    wrapped = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
+    if cfg.bf16 and device.type == "cpu":
+        from .embedder import cpu_has_fast_bfloat16
+        if not cpu_has_fast_bfloat16():
+            # Measured: without AVX512-BF16/AMX, PyTorch's bf16 CPU kernels are far slower than float32.
+            print("warning: bf16 requested but this CPU has no native bfloat16; training in float32", file=sys.stderr)
+            cfg = TrainConfig(**{**asdict(cfg), "bf16": False})
+    if device.type == "cuda" or cfg.bf16:
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16)
+    else:
+        autocast = torch.autocast("cpu", enabled=False)
+    ema_aux: dict[str, float] = {}
+
+    stop = {"now": False}
+    previous_handler = signal.signal(signal.SIGINT, lambda *_: stop.update(now=True)) if rank == 0 else None
+
+    def save(tag: str = "checkpoint") -> None:
+        if rank == 0:
+            _save_training_state(out / tag, model, optimizer, meta)
+
+    bar = None
+    if progress and rank == 0:
+        from tqdm import tqdm
+        bar = tqdm(initial=meta["step"], total=None if cfg.max_steps >= 10**9 else cfg.max_steps, unit="step", dynamic_ncols=True)
+    last_save = time.time()
+    session_start = time.time()
+    base_seconds = meta["train_seconds"]
+    # Process CPU time, not wall time: on a shared machine the two differ several-fold (model cards report it).
+    base_cpu, cpu_start = meta.get("cpu_seconds", 0.0), time.process_time()
+    ema = None
+    metrics: dict[str, Any] = {}
+    log = open(out / "log.jsonl", "a") if rank == 0 else None
+    model.train()
+    try:
+        while meta["step"] < cfg.max_steps and not stop["now"]:
+            batches = epoch_batches(lengths, cfg.batch_size, cfg.seed, meta["epoch"])
+            while meta["batch_in_epoch"] + world <= len(batches):
+                if meta["step"] >= cfg.max_steps or stop["now"]:
+                    break
+                if (base_seconds + time.time() - session_start) / 3600 >= cfg.max_hours:
+                    stop["now"] = True
+                    break
+                idx = batches[meta["batch_in_epoch"] + rank]
+                char_ids, words = make_batch([train_sents[i] for i in idx], vocab)
+                t0 = time.time()
+                lr = learning_rate(cfg, meta["step"])
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
+                ctx = None
+                if contextual is not None:
+                    ctx = tuple(t.to(device) for t in contextual.batch([line_of[i] for i in idx], char_ids.shape[1]))
+                with autocast:
+                    loss: LMLoss = wrapped(char_ids.to(device), words.to(device), lexical, ctx)
+                optimizer.zero_grad(set_to_none=True)
+                loss.total(cfg.lexical_weight, cfg.contextual_weight, cfg.similarity_weight).backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+                optimizer.step()
+                meta["step"] += 1
+                meta["batch_in_epoch"] += world
+                meta["tokens_seen"] += loss.tokens * world
+                meta["train_seconds"] = base_seconds + time.time() - session_start
+                meta["cpu_seconds"] = base_cpu + time.process_time() - cpu_start
+                value = float(loss.mean.detach())
+                ema = value if ema is None else 0.98 * ema + 0.02 * value
+                for name in ("lexical", "contextual", "similarity"):
+                    part = getattr(loss, name)
+                    if part is not None:
+                        v = float(part.detach())
+                        ema_aux[name] = v if name not in ema_aux else 0.98 * ema_aux[name] + 0.02 * v
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{ema:.3f}", ppl=f"{math.exp(ema):.1f}",
+                                    tok_s=f"{loss.tokens * world / max(time.time() - t0, 1e-9):.0f}", epoch=meta["epoch"])
+                if rank == 0 and meta["step"] % 50 == 0:
+                    log.write(json.dumps({"step": meta["step"], "loss": ema, **ema_aux, "lr": lr,
+                                          "tokens_seen": meta["tokens_seen"],
+                                          "train_seconds": round(meta["train_seconds"], 1),
+                                          "cpu_seconds": round(meta["cpu_seconds"], 1)}) + "\n")
+                    log.flush()
+                if rank == 0 and meta["step"] % cfg.eval_every == 0:
+                    metrics = perplexity(model, dev_sents, vocab, device=device)
+                    log.write(json.dumps({"step": meta["step"], "dev": metrics}) + "\n")
+                    log.flush()
+                    if meta["best_dev"] is None or metrics["average"] < meta["best_dev"]:
+                        meta["best_dev"] = metrics["average"]
+                        export_model(model, vocab, out / "best")
+                if time.time() - last_save >= cfg.checkpoint_minutes * 60:
+                    save()
+                    last_save = time.time()
+            else:
+                meta["epoch"] += 1
+                meta["batch_in_epoch"] = 0
+    finally:
+        save()
+        if rank == 0:
+            export_model(model, vocab, out / "last")
+            log.close()
+        if bar is not None:
+            bar.close()
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+        if distributed:
+            dist.destroy_process_group()
+    return {**meta, **metrics}
