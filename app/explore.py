@@ -343,6 +343,11 @@ class TokenTable:
         self._tokens = [t for line in self.lines for t in line.tokens]  # row -> token
         self._normed: np.ndarray | None = None
 
+    @classmethod
+    def of_tokenized(cls, sentences: Sequence[Sequence[str]], activations: Sequence[np.ndarray]) -> TokenTable:
+        """A table of already tokenized sentences without labels (the reference corpus's hits)."""
+        return cls([Line(" ".join(t), None, tuple(t)) for t in sentences], activations)
+
     @property
     def num_layers(self) -> int:
         return self.acts.shape[0]

@@ -154,7 +154,7 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
     ref = None
     if ref_toks:
         ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
-        ref = ex.TokenTable([ex.Line(" ".join(t), None, tuple(t)) for t in ref_toks], ref_acts)
+        ref = ex.TokenTable.of_tokenized(ref_toks, ref_acts)
     state: dict = {}
     num_layers = table.num_layers
     rng = np.random.default_rng(0)
@@ -214,7 +214,7 @@ def first_view(embedder, model_key, trials, ref_lines, text=None, word=None):
             ref = None
             if ref_toks:
                 ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
-                ref = ex.TokenTable([ex.Line(" ".join(t), None, tuple(t)) for t in ref_toks], ref_acts)
+                ref = ex.TokenTable.of_tokenized(ref_toks, ref_acts)
         view = Timer()
         with timer("first view (projection, figures, scores)"):
             full_update(table, occurrences, word, [0.0] * table.num_layers, ref, {}, view)

@@ -154,6 +154,10 @@ def test_token_table_rows_and_mix():
     np.testing.assert_allclose(mixed[0], (acts[0][0, 0] + acts[0][1, 0]) / 2)
     with pytest.raises(ValueError):
         ex.TokenTable(lines, acts[:1])
+    ref = ex.TokenTable.of_tokenized([("a", "b"), ("c", "d", "e")], acts)
+    assert [(ln.text, ln.label, ln.tokens) for ln in ref.lines] == [("a b", None, ("a", "b")),
+                                                                     ("c d e", None, ("c", "d", "e"))]
+    np.testing.assert_array_equal(ref.acts, table.acts)
 
 
 def test_presets():

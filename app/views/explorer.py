@@ -250,8 +250,7 @@ def reference_table(model: resources.LoadedModel, word: str, inflections: bool) 
         bar.empty()
         return None, 0, f"The biLM failed on the reference sentences: {md(err)}"
     bar.empty()
-    lines = [ex.Line(" ".join(t), None, tuple(t)) for t in tokens]
-    table = ex.TokenTable(lines, acts)
+    table = ex.TokenTable.of_tokenized(tokens, acts)
     ss["_ref_table"] = (key, table)
     return table, total, ""
 
