@@ -223,7 +223,8 @@ def cmd_evaluate(args) -> int:
 def add_evaluate_parser(sub) -> None:
     from .paths import OWN_SENTENCES, SENSE_PROBE, corpus_dir
 
-    p = sub.add_parser("evaluate", help="leave-one-out sense probe (WordNet examples, our sentences) and test perplexity")
+    p = sub.add_parser("evaluate",
+                       help="leave-one-out sense probe (WordNet examples, our sentences) and test perplexity")
     p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
                                         "vocab.txt for perplexity); default: assets/default")
     p.add_argument("--options", help="ELMo options.json (with --weights)")
@@ -297,7 +298,7 @@ def add_probe_parser(sub) -> None:
     p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
     p.add_argument("--weights", help="ELMo weights.hdf5")
     p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
-    sizes = "; ".join(f"{name} " + ", ".join(f"{k} {t.sizes['full'][k]} / {t.sizes['quick'][k]}" for k in t.sizes["full"])
+    sizes = "; ".join(name + " " + ", ".join(f"{k} {n} / {t.sizes['quick'][k]}" for k, n in t.sizes["full"].items())
                       for name, t in TASKS.items())
     p.add_argument("--size", choices=list(SIZES), default="full",
                    help=f"the subsample, full / quick (0 = all): {sizes}")

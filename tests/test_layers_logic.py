@@ -8,7 +8,7 @@ import pytest
 from app import layers_logic as lg
 
 
-# ---- weights and results -----------------------------------------------------------------------------------------------------
+# ---- weights and results -------------------------------------------------------------------------------------------
 def test_weights_for_explorer_round_trip():
     s = [0.2, 0.3, 0.5]
     w = lg.weights_for_explorer(s)

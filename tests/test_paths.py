@@ -7,8 +7,9 @@ from elmo_core import paths
 
 
 def test_assets_are_found():
+    models = [folder / "options.json" for folder in paths.BUNDLED_MODELS.values()]
     for path in (paths.DEFAULT_MODEL_DIR / "options.json", paths.REFERENCE_SENTENCES, paths.OWN_SENTENCES,
-                 paths.SENSE_PROBE, paths.DEFAULT_PROBE_RESULTS, *(p / "options.json" for p in paths.BUNDLED_MODELS.values())):
+                 paths.SENSE_PROBE, paths.DEFAULT_PROBE_RESULTS, *models):
         assert path.is_file(), path
     assert paths.REPO_ROOT == Path(__file__).resolve().parent.parent  # the tests run from a checkout
 

@@ -59,9 +59,10 @@ def toy_task(tmp_path: Path, calls: list) -> probes.ProbeTask:
         n = embedder.num_layers
         return TaskResult(task="toy", title="Toy task (counting)", metric="accuracy", layers=[0.5] * n,
                           mix_learned=0.6, mix_learned_how="by hand", s=[1 / n] * n, w=[0.0] * n, gamma=1.0,
-                          layer_scale=[1.0] * n, baselines={"chance": 0.25}, paper=PaperNumbers(0.7, 0.8, "accuracy", "none"),
+                          layer_scale=[1.0] * n, baselines={"chance": 0.25}, paper=paper,
                           data=DataNote("toy", 3, 1, "none"), seconds=0.0)
-    return probes.ProbeTask("toy", "Toy task (counting)", "toy", "#123456", PaperNumbers(0.7, 0.8, "accuracy", "none"),
+    paper = PaperNumbers(0.7, 0.8, "accuracy", "none")
+    return probes.ProbeTask("toy", "Toy task (counting)", "toy", "#123456", paper,
                             {"full": {"n": 9}, "quick": {"n": 2}}, TaskResult, lambda dirs: tmp_path, run)
 
 

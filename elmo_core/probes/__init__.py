@@ -30,10 +30,10 @@ from .results import FORMAT, DataNote, ModelInfo, PaperNumbers, ProbeReport, Tas
 from .sense_means import SenseMeansResult, sense_means_probe, split_by_sentence
 from .task import ProbeTask, Progress
 
-__all__ = ["FORMAT", "SIZES", "TASKS", "DIFFERENT", "DataNote", "MixClassifier", "ModelInfo",
-           "PaperNumbers", "PosResult", "ProbeReport", "ProbeTask", "Progress", "SenseMeansResult", "TaskResult",
-           "data_problems", "load_report", "markdown_table", "new_report", "pos_probe", "prepare_probe_data",
-           "result_types", "run_probe", "sense_means_probe", "split_by_sentence", "split_documents", "train_mix_classifier"]
+__all__ = ["FORMAT", "SIZES", "TASKS", "DIFFERENT", "DataNote", "MixClassifier", "ModelInfo", "PaperNumbers",
+           "PosResult", "ProbeReport", "ProbeTask", "Progress", "SenseMeansResult", "TaskResult", "data_problems",
+           "load_report", "markdown_table", "new_report", "pos_probe", "prepare_probe_data", "result_types",
+           "run_probe", "sense_means_probe", "split_by_sentence", "split_documents", "train_mix_classifier"]
 
 TASKS: dict[str, ProbeTask] = {t.name: t for t in (sense_means.TASK, pos.TASK)}
 SIZES = ("full", "quick")  # every task has both: "full" for the command line, "quick" for the app

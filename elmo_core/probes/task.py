@@ -14,7 +14,8 @@ from typing import Any
 from .results import PaperNumbers, TaskResult
 
 Progress = Callable[[float, str], None]  # progress(fraction in [0, 1], what is happening)
-DataDirs = Mapping[str, "str | Path | None"]  # {"wordnet": folder or None, "brown": ...}; None = look in the usual places
+# {"wordnet": folder or None, "brown": ...}; None = look in the usual places
+DataDirs = Mapping[str, "str | Path | None"]
 
 
 def noop(fraction: float, text: str) -> None:

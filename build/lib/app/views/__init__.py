@@ -1,1 +1,0 @@
-"""The explorer's two pages, run by Streamlit as scripts (st.Page), shipped as modules of the package."""
