@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.clusters import discover
+from elmo_core.embedder import embed_in_chunks
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
+from elmo_core.wordforms import is_form, same_case, word_forms
 
 # ---- caps ------------------------------------------------------------------------------------------
 MAX_LINES = 500  # sentences embedded per set
@@ -251,35 +253,6 @@ def spellings(occurrences: Sequence["Occurrence"]) -> list[str]:
     return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def word_forms(word: str, inflections: bool = False, fold_case: bool = True) -> frozenset[str]:
-    """Token forms that count as the target word: case-folded with ``fold_case``, else as spelled.
-
-    With ``inflections``, simple regular English forms are added: -s, -es (after s, x, z, ch, sh, o), -ed
-    (-d after e), -ing, -ies/-ied after consonant + y, e-dropping before -ing and final-consonant doubling
-    (plan -> planned, planning).
-    A crude rule set, not a lemmatizer: irregular forms (ran, mice) are not found.
-    """
-    w = word.casefold() if fold_case else word
-    forms = {w}
-    if not inflections or not w:
-        return frozenset(forms)
-    vowels = set("aeiou")
-    forms |= {w + "s", w + "ing"}
-    if w.endswith(("s", "x", "z", "ch", "sh", "o")):
-        forms.add(w + "es")
-    if w.endswith("e"):
-        forms |= {w + "d", w[:-1] + "ing"}
-    else:
-        forms.add(w + "ed")
-    if len(w) > 1 and w.endswith("y") and w[-2] not in vowels:
-        forms |= {w[:-1] + "ies", w[:-1] + "ied"}
-    if len(w) >= 3 and w[-1] not in vowels | {"w", "x", "y"} and w[-2] in vowels and w[-3] not in vowels:
-        forms |= {w + w[-1] + "ed", w + w[-1] + "ing"}
-    if w.endswith("s") and len(w) > 3:  # "plays" picked: also find "play"
-        forms.add(w[:-1])
-    return frozenset(forms)
-
-
 @dataclass(frozen=True)
 class Occurrence:
     line: int  # index into the parsed lines
@@ -290,12 +263,15 @@ class Occurrence:
 
 def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False,
                      fold_case: bool = True) -> list[Occurrence]:
-    """Every token equal to ``word`` (ignoring case with ``fold_case``, else spelled exactly so), or one of
-    its simple inflections, in reading order. This only groups tokens: the biLM always reads them as written."""
-    forms = word_forms(word.strip(), inflections, fold_case)
-    fold = str.casefold if fold_case else str
+    """Every token that counts as ``word`` (``elmo_core.wordforms``: ignoring case and a possessive ending,
+    whole tokens; with ``inflections`` also its regular noun and verb forms), in reading order. Without
+    ``fold_case`` a token must also have the word's capitals as typed (``wordforms.same_case``: "Spring"
+    finds "Spring" and "Springs", not "spring" or "SPRING"). This only groups tokens: the biLM always reads
+    them as written."""
+    forms = word_forms(word, inflections=inflections)
     return [Occurrence(i, j, tok, line.label)
-            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens) if fold(tok) in forms]
+            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens)
+            if is_form(tok, forms) and (fold_case or same_case(tok, word))]
 
 
 def highlight_parts(tokens: Sequence[str], position: int, window: int | None = None) -> tuple[str, str, str]:
@@ -352,16 +328,16 @@ class ActivationCache:
                     self._items.move_to_end(key)
                     found[key] = self._items[key]
         missing = list(dict.fromkeys(k for k in keys if k not in found))
-        for first in range(0, len(missing), chunk_size):
-            chunk = missing[first:first + chunk_size]
-            arrays = embed_batch([list(k[1]) for k in chunk])
-            for key, array in zip(chunk, arrays):
+        start = 0
+        for done, arrays in embed_in_chunks(embed_batch, [k[1] for k in missing], chunk_size):
+            for key, array in zip(missing[start:done], arrays):
                 array = np.ascontiguousarray(array, dtype=np.float32)
                 array.setflags(write=False)
                 found[key] = array
-                self._put(key, array)
+                self._put(key, array)  # chunk by chunk, so a rerun that stops this one keeps what is done
+            start = done
             if progress is not None:
-                progress(min(first + chunk_size, len(missing)), len(missing))
+                progress(done, len(missing))
         return [found[k] for k in keys], len(missing)
 
     def _put(self, key, array: np.ndarray) -> None:
@@ -397,6 +373,11 @@ class TokenTable:
         self.line_of_row = np.repeat(np.arange(len(lines)), lengths)
         self._tokens = [t for line in self.lines for t in line.tokens]  # row -> token
         self._normed: np.ndarray | None = None
+
+    @classmethod
+    def of_tokenized(cls, sentences: Sequence[Sequence[str]], activations: Sequence[np.ndarray]) -> TokenTable:
+        """A table of already tokenized sentences without labels (the reference corpus's hits)."""
+        return cls([Line(" ".join(t), None, tuple(t)) for t in sentences], activations)
 
     @property
     def num_layers(self) -> int:

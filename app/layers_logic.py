@@ -1,7 +1,7 @@
 """Logic of the Layers page ("what each layer knows"), free of Streamlit: probe results for the current
 model (precomputed or computed on demand), the figures, and pushing a task's learned s to the explorer.
 
-Results files are ``elmo_core.probes`` reports (format "elmo-explorer-probes/1"); the default model's
+Results are ``elmo_core.probes.ProbeReport`` objects (files in format "elmo-explorer-probes/1"); the default model's
 ships in ``assets/probes/default_probes.json`` (``python -m elmo_core probe --task all --out ...``).
 Dims: L + 1 layers.
 """
@@ -15,13 +15,23 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from app import explore as ex
+from app.safe import plot
 from app.state import W_RANGE, W_STEP, set_layer_weights
 from elmo_core import probes
+from elmo_core.probes import ProbeReport, TaskResult
 from elmo_core.paths import DEFAULT_PROBE_RESULTS
 
 DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
-TASK_COLOURS = {name: task.colour for name, task in probes.TASKS.items()}
-TASK_NAMES = {name: task.label for name, task in probes.TASKS.items()}
+
+
+def task_label(name: str) -> str:
+    """The task's short name for buttons and legends (``probes.TASKS``)."""
+    return probes.TASKS[name].label if name in probes.TASKS else name
+
+
+def task_colour(name: str) -> str:
+    return probes.TASKS[name].colour if name in probes.TASKS else "#444"
+
 
 EXPLANATION = r"""
 **Layer 0** is the word on its own. A character CNN reads the letters of the word and turns them into a vector;
@@ -57,7 +67,7 @@ def results_path() -> Path:
     return Path(os.environ.get("ELMO_EXPLORER_PROBES", DEFAULT_RESULTS))
 
 
-def load_precomputed(path: str | Path | None = None) -> tuple[dict | None, str]:
+def load_precomputed(path: str | Path | None = None) -> tuple[ProbeReport | None, str]:
     """(report, "") or (None, why): a missing file is not an error, a broken one is reported."""
     path = Path(path) if path else results_path()
     if not path.is_file():
@@ -68,12 +78,12 @@ def load_precomputed(path: str | Path | None = None) -> tuple[dict | None, str]:
         return None, f"Could not read the precomputed probe results ({err})."
 
 
-def matching_report(report: dict | None, fingerprint: str, model_key: str) -> tuple[dict | None, str]:
+def matching_report(report: ProbeReport | None, fingerprint: str, model_key: str) -> tuple[ProbeReport | None, str]:
     """The precomputed report if it was made for this model (same fingerprint); for the shipped default model
     a mismatch still returns it, with a warning that the numbers belong to another version of the weights."""
     if report is None:
         return None, ""
-    if report["model"].get("fingerprint") == fingerprint:
+    if report.model.fingerprint == fingerprint:
         return report, ""
     if model_key == "default":
         return report, ("These precomputed results were made for another version of the default model's weights: "
@@ -88,8 +98,8 @@ def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
 
 
 def compute_report(embedder, size: str = "quick", progress: Callable[[float, str], None] | None = None,
-                   wordnet_dir=None, brown_dir=None) -> dict:
-    """Run both probes (subsampled, ``probes.SIZES[size]``) and return a report like the precomputed file.
+                   wordnet_dir=None, brown_dir=None) -> ProbeReport:
+    """Run every task of ``probes.TASKS`` (their ``size`` subsample) and return a report like the precomputed file.
 
     Raises: FileNotFoundError when the probe data is missing.
     """
@@ -98,8 +108,8 @@ def compute_report(embedder, size: str = "quick", progress: Callable[[float, str
         part = None
         if progress:
             part = (lambda f, text, k=k, task=task:
-                    progress((k + f) / len(probes.TASKS), f"{TASK_NAMES[task]}: {text}"))
-        report["tasks"][task] = probes.run_probe(embedder, task, size, wordnet_dir=wordnet_dir,
+                    progress((k + f) / len(probes.TASKS), f"{task_label(task)}: {text}"))
+        report.tasks[task] = probes.run_probe(embedder, task, size, wordnet_dir=wordnet_dir,
                                                  brown_dir=brown_dir, progress=part)
     return report
 
@@ -153,33 +163,31 @@ PAPER_OFFSET = 0.4  # the paper's diamonds sit right of their bar, clear of its 
 BAR_WIDTH = 0.55
 
 
-def task_figure(result: dict) -> go.Figure:
+def task_figure(result: TaskResult) -> go.Figure:
     """Accuracy per layer and for the learned mix (bars with their values on top), baselines (dotted lines,
     labelled outside the plot), the paper's layer 1 and 2 values (diamonds right of their bars, labelled beside
     them: other data and model). The x axis is numeric (bar j at x = j) with the layer names as tick labels,
     so a diamond can stand beside its bar instead of on top of the bar's label."""
-    n = len(result["layers"])
+    n = len(result.layers)
     names = [f"layer {j}" for j in range(n)] + ["learned mix"]
-    values = [_pct(v) for v in result["layers"]] + [_pct(result["mix_learned"])]
-    colour = TASK_COLOURS.get(result["task"], "#444")
+    values = [_pct(v) for v in result.layers] + [_pct(result.mix_learned)]
+    colour = task_colour(result.task)
     fig = go.Figure(go.Bar(x=list(range(len(names))), y=values, marker_color=[colour] * n + ["#2ca02c"],
                            text=values, textposition="outside", name="ours", width=BAR_WIDTH,
                            customdata=names, hovertemplate="%{customdata}: %{y:.1f}%<extra></extra>"))
-    paper = result.get("paper") or {}
-    if paper:
-        ys = [_pct(paper["layer_1"]), _pct(paper["layer_2"])]
-        fig.add_trace(go.Scatter(x=[1 + PAPER_OFFSET, 2 + PAPER_OFFSET], y=ys, mode="markers+text",
-                                 marker=dict(symbol="diamond", size=11, color="#d62728"),
-                                 text=[f"{v:.1f}" for v in ys], textposition="top center",
-                                 textfont=dict(color="#d62728", size=11),
-                                 name="paper (other data and model)", customdata=["layer 1", "layer 2"],
-                                 hovertemplate="paper, %{customdata}: %{y:.1f}<extra></extra>"))
-    for name, value in result.get("baselines", {}).items():
+    paper = result.paper
+    ys = [_pct(paper.layer_1), _pct(paper.layer_2)]
+    fig.add_trace(go.Scatter(x=[1 + PAPER_OFFSET, 2 + PAPER_OFFSET], y=ys, mode="markers+text",
+                             marker=dict(symbol="diamond", size=11, color="#d62728"),
+                             text=[f"{v:.1f}" for v in ys], textposition="top center",
+                             textfont=dict(color="#d62728", size=11),
+                             name="paper (other data and model)", customdata=["layer 1", "layer 2"],
+                             hovertemplate="paper, %{customdata}: %{y:.1f}<extra></extra>"))
+    for name, value in result.baselines.items():
         fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888")
-        _right_label(fig, _pct(value), f"{name} {_pct(value):.1f}")
-    top = max(values + [_pct(v) for v in result.get("baselines", {}).values()] + [100 * paper.get("layer_1", 0),
-                                                                                   100 * paper.get("layer_2", 0)])
-    fig.update_layout(title=result.get("title", result["task"]), yaxis_title=f"{result.get('metric', 'accuracy')} (%)",
+        _right_label(fig, _pct(value), plot(f"{name} {_pct(value):.1f}"))  # names come from the results file
+    top = max(values + [_pct(v) for v in result.baselines.values()] + [100 * paper.layer_1, 100 * paper.layer_2])
+    fig.update_layout(title=plot(result.title), yaxis_title=plot(f"{result.metric} (%)"),
                       yaxis_range=[0, min(112, top + 14)], height=400, margin=MARGIN,
                       xaxis=dict(tickmode="array", tickvals=list(range(len(names))), ticktext=names,
                                  range=[-0.5, len(names) - 0.5]),
@@ -187,16 +195,16 @@ def task_figure(result: dict) -> go.Figure:
     return fig
 
 
-def weights_figure(report: dict) -> go.Figure:
+def weights_figure(report: ProbeReport) -> go.Figure:
     """The learned s per task, grouped by layer."""
     fig = go.Figure()
-    for task, result in report["tasks"].items():
-        s = result["s"]
+    for task, result in report.tasks.items():
+        s = result.s
         fig.add_trace(go.Bar(x=[f"s_{j} (layer {j})" for j in range(len(s))], y=[round(v, 3) for v in s],
-                             name=TASK_NAMES.get(task, task), marker_color=TASK_COLOURS.get(task),
+                             name=plot(task_label(task)), marker_color=task_colour(task),
                              text=[f"{v:.2f}" for v in s], textposition="outside",
-                             hovertemplate="%{x}: %{y:.3f}<extra>" + TASK_NAMES.get(task, task) + "</extra>"))
-    n = max((len(r["s"]) for r in report["tasks"].values()), default=3)
+                             hovertemplate="%{x}: %{y:.3f}<extra>" + plot(task_label(task)) + "</extra>"))
+    n = max((len(r.s) for r in report.tasks.values()), default=3)
     fig.add_hline(y=1 / n, line_dash="dot", line_color="#888")
     _right_label(fig, 1 / n, f"equal 1/{n}")
     fig.update_layout(title="Learned layer weights s (each task's s sums to 1)", barmode="group",
@@ -205,24 +213,22 @@ def weights_figure(report: dict) -> go.Figure:
     return fig
 
 
-def summary_rows(report: dict) -> list[dict]:
+def summary_rows(report: ProbeReport) -> list[dict]:
     """One row per task for a table: ours per layer and mix, baselines, the paper, the data used."""
     rows = []
-    for result in report["tasks"].values():
-        row = {"task": result.get("title", result["task"])}
-        row.update({f"layer {j}": _pct(v) for j, v in enumerate(result["layers"])})
-        row["learned mix"] = _pct(result["mix_learned"])
-        row["learned s"] = " / ".join(f"{v:.2f}" for v in result["s"])
-        row["baselines"] = ", ".join(f"{k} {_pct(v)}" for k, v in result.get("baselines", {}).items())
-        paper = result.get("paper") or {}
-        row["paper layer 1 / 2"] = f"{_pct(paper['layer_1'])} / {_pct(paper['layer_2'])}" if paper else ""
-        d = result.get("data", {})
-        row["data used"] = f"{d.get('n_train', '?')} train / {d.get('n_test', '?')} test"
+    for result in report.tasks.values():
+        row = {"task": result.title}
+        row.update({f"layer {j}": _pct(v) for j, v in enumerate(result.layers)})
+        row["learned mix"] = _pct(result.mix_learned)
+        row["learned s"] = " / ".join(f"{v:.2f}" for v in result.s)
+        row["baselines"] = ", ".join(f"{k} {_pct(v)}" for k, v in result.baselines.items())
+        row["paper layer 1 / 2"] = f"{_pct(result.paper.layer_1)} / {_pct(result.paper.layer_2)}"
+        row["data used"] = f"{result.data.n_train} train / {result.data.n_test} test"
         rows.append(row)
     return rows
 
 
-def summary_table(report: dict) -> dict[str, list[str]]:
+def summary_table(report: ProbeReport) -> dict[str, list[str]]:
     """``summary_rows`` turned on its side for a narrow page: one row per quantity, one column per task
     (all cells text), so it fits at 1,024 px however many layers there are."""
     rows = summary_rows(report)
@@ -235,3 +241,10 @@ def summary_table(report: dict) -> dict[str, list[str]]:
 
 def _cell(v) -> str:
     return f"{v:.1f}" if isinstance(v, float) else str(v)
+
+
+def data_notes(report: ProbeReport) -> list[tuple[str, str]]:
+    """(title, note) per task for the page's notes: data, split, subsample, the paper's setting, run time.
+    Plain text from the results file: the page escapes it."""
+    return [(r.title, f"{r.data.source}; split {r.data.split}; {r.data.subsample}. Paper: {r.paper.data} "
+                      f"({r.paper.metric}). Run time {r.seconds} s.") for r in report.tasks.values()]

@@ -34,10 +34,11 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from app.explore import ActivationCache, Line, ParsedInput, TokenTable, UmapWarmUp, parse_input, word_forms
+from app.explore import ActivationCache, ParsedInput, TokenTable, UmapWarmUp, parse_input
 from app.safe import md
 from app.type_vectors import TypeVectors, TypeVectorStore
 from elmo_core.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
+from elmo_core.wordforms import word_forms
 
 DEFAULT_REFERENCE = REFERENCE_DIR
 MAX_REFERENCE_SENTENCES = 60  # reference sentences embedded per word (benchmarks/type_vectors.py times it)
@@ -212,16 +213,14 @@ def startup_model() -> LoadedModel:
 
     Raises: FileNotFoundError or ValueError when that model cannot be loaded (the page says so).
     """
-    from elmo_core import Embedder
+    from elmo_core.loading import load_embedder
     opts, weights = os.environ.get("ELMO_EXPLORER_OPTIONS"), os.environ.get("ELMO_EXPLORER_WEIGHTS")
     ckpt = os.environ.get("ELMO_EXPLORER_CHECKPOINT")
-    if opts and weights:
-        e = Embedder.from_elmo_files(opts, weights, device=_device())
+    e = load_embedder(opts, weights, ckpt, device=_device())  # only one of options/weights set: an error
+    if opts:
         return LoadedModel("startup:" + _digest(f"{opts}|{weights}"), e, f"{Path(weights).name} (set by environment)")
     if ckpt:
-        e = Embedder.from_checkpoint(ckpt, device=_device())
         return LoadedModel("startup:" + _digest(ckpt), e, f"{Path(ckpt).name} (set by environment)")
-    e = Embedder.default(device=_device())
     return LoadedModel("default", e, "default model shipped in assets/default")
 
 
@@ -469,12 +468,12 @@ def reference_size() -> int:
 def reference_for_word(word: str, inflections: bool,
                        limit: int = MAX_REFERENCE_SENTENCES) -> tuple[list[tuple[str, ...]], int]:
     """Up to ``limit`` reference sentences (tokens) that hold the word or, with ``inflections``, its regular
-    forms (``explore.word_forms``), evenly spread over all that do; and how many do. ([], 0): none, or no
-    corpus."""
+    forms (``elmo_core.wordforms``: whole tokens, case and a possessive ending ignored), evenly spread over
+    all that do; and how many do. ([], 0): none, or no corpus."""
     corpus = reference_corpus()[0]
     if corpus is None or not word.strip():
         return [], 0
-    return corpus.contexts(word_forms(word, inflections), limit)
+    return corpus.contexts(word_forms(word, inflections=inflections), limit)
 
 
 @st.cache_resource
@@ -507,7 +506,7 @@ def reference_table(model: LoadedModel, word: str, inflections: bool,
         acts, _ = embed(model, tokens, progress)
     except Exception as err:  # a user's model failing on some sentence: say so, keep the page
         return None, 0, f"The biLM failed on the reference sentences: {md(err)}"
-    table = TokenTable([Line(" ".join(t), None, tuple(t)) for t in tokens], acts)
+    table = TokenTable.of_tokenized(tokens, acts)
     memo[key] = table
     while len(memo) > 4:  # each holds a copy of its activations (a few MB), outside the shared cache
         memo.pop(next(iter(memo)))

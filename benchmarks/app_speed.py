@@ -52,6 +52,7 @@ from app.examples import EXAMPLE_SETS  # noqa: E402
 from app import compare  # noqa: E402
 from app.frame import Controls, Reference, compute_frame, layer_maps  # noqa: E402
 from elmo_core.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
+from elmo_core.wordforms import word_forms  # noqa: E402
 
 K = 10  # neighbours shown (the page's default)
 
@@ -94,7 +95,7 @@ def reference_tokens(word: str, lines: list[str]) -> list[tuple[str, ...]]:
     except (FileNotFoundError, ValueError):
         return []
     # the page's own cap (resources.MAX_REFERENCE_SENTENCES), not a copy of it
-    return corpus.contexts(ex.word_forms(word), MAX_REFERENCE_SENTENCES)[0]
+    return corpus.contexts(word_forms(word, inflections=False), MAX_REFERENCE_SENTENCES)[0]
 
 
 # ---- the page's work --------------------------------------------------------------------------------------
@@ -162,7 +163,7 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
     ref = None
     if ref_toks:
         ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
-        ref = ex.TokenTable([ex.Line(" ".join(t), None, tuple(t)) for t in ref_toks], ref_acts)
+        ref = ex.TokenTable.of_tokenized(ref_toks, ref_acts)
     state: dict = {}
     num_layers = table.num_layers
     rng = np.random.default_rng(0)
@@ -222,7 +223,7 @@ def first_view(embedder, model_key, trials, ref_lines, text=None, word=None):
             ref = None
             if ref_toks:
                 ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
-                ref = ex.TokenTable([ex.Line(" ".join(t), None, tuple(t)) for t in ref_toks], ref_acts)
+                ref = ex.TokenTable.of_tokenized(ref_toks, ref_acts)
         view = Timer()
         with timer("first view (projection, figures, scores)"):
             full_update(table, occurrences, word, [0.0] * table.num_layers, ref, {}, view)

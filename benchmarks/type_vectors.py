@@ -37,7 +37,7 @@ def main(argv=None) -> int:
 
     import streamlit.logger
     streamlit.logger.set_log_level("error")
-    from app.explore import word_forms
+    from elmo_core.wordforms import word_forms
     from app.resources import MAX_REFERENCE_SENTENCES
     from app.type_vectors import TypeVectors
     from elmo_core.loading import load_embedder

@@ -165,12 +165,12 @@ def cmd_train(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    """``python -m elmo_core evaluate``: the sense probe on WordNet examples and our sentences, and the
+    """``python -m elmo_core evaluate``: the leave-one-out sense probe on WordNet examples and our sentences, and the
     held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
     import torch
 
     from .evaluate import heldout_perplexity, loo_sense_probe, model_info, sense_table, subsample_keys
-    from .paths import DEFAULT_MODEL_DIR
+    from .loading import model_folder
     from .senses import read_sense_sentences, read_wordnet_examples
     from .train import read_sentences
 
@@ -190,11 +190,11 @@ def cmd_evaluate(args) -> int:
             print(f"skipping {name}: {err}", file=sys.stderr)
             report["sense_probe"][name] = {"skipped": str(err)}
             continue
-        print(f"sense probe on {name}: {len(items)} items ...", file=sys.stderr)
+        print(f"leave-one-out sense probe on {name}: {len(items)} items ...", file=sys.stderr)
         r = loo_sense_probe(embedder, items, args.batch_size, dataset=name)
         report["sense_probe"][name] = r
         results.append(r)
-    ckpt = args.checkpoint or (None if args.options else DEFAULT_MODEL_DIR)
+    ckpt = model_folder(args.options, args.weights, args.checkpoint)  # the folder of the model just loaded
     test_file = Path(args.corpus_dir) / "test.txt"
     if ckpt is None:
         report["perplexity"] = {"skipped": "perplexity needs a checkpoint folder (--checkpoint) with its softmax"}
@@ -223,7 +223,8 @@ def cmd_evaluate(args) -> int:
 def add_evaluate_parser(sub) -> None:
     from .paths import OWN_SENTENCES, SENSE_PROBE, corpus_dir
 
-    p = sub.add_parser("evaluate", help="sense probe (WordNet examples + our sentences) and test perplexity")
+    p = sub.add_parser("evaluate",
+                       help="leave-one-out sense probe (WordNet examples, our sentences) and test perplexity")
     p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
                                         "vocab.txt for perplexity); default: assets/default")
     p.add_argument("--options", help="ELMo options.json (with --weights)")
@@ -262,10 +263,10 @@ def cmd_probe(args) -> int:
     if out and out.is_file():  # add to the results of the same model
         try:
             old = load_report(out)
-            if old["model"].get("fingerprint") == report["model"]["fingerprint"]:
-                report["tasks"].update(old["tasks"])
-        except ValueError:
-            pass
+            if old.model.fingerprint == report.model.fingerprint:
+                report.tasks.update(old.tasks)
+        except ValueError as err:
+            print(f"note: {out} is replaced, its results are not kept ({err})", file=sys.stderr)
     tasks = TASKS if args.task == "all" else (args.task,)
     for task in tasks:
         print(f"{task}: running ({args.size} size{f', max items {args.max_items}' if args.max_items else ''}) ...",
@@ -277,14 +278,13 @@ def cmd_probe(args) -> int:
                 last[0] = int(f * 10)
                 print(f"  {100 * f:3.0f}% {text}", file=sys.stderr)
 
-        report["tasks"][task] = run_probe(embedder, task, args.size, args.max_items, args.seed,
-                                          args.wordnet_dir, args.brown_dir, progress)
-        print(f"{task}: {report['tasks'][task]['seconds']} s", file=sys.stderr)
+        report.tasks[task] = run_probe(embedder, task, args.size, args.max_items, args.seed,
+                                       args.wordnet_dir, args.brown_dir, progress)
+        print(f"{task}: {report.tasks[task].seconds} s", file=sys.stderr)
     table = markdown_table(report)
     print(table)
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        report.save(out)
         out.with_suffix(".md").write_text(table + "\n", encoding="utf-8")
         print(f"wrote {out} and {out.with_suffix('.md')}", file=sys.stderr)
     return 0
@@ -298,8 +298,10 @@ def add_probe_parser(sub) -> None:
     p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
     p.add_argument("--weights", help="ELMo weights.hdf5")
     p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
+    sizes = "; ".join(name + " " + ", ".join(f"{k} {n} / {t.sizes['quick'][k]}" for k, n in t.sizes["full"].items())
+                      for name, t in TASKS.items())
     p.add_argument("--size", choices=list(SIZES), default="full",
-                   help="full: all WordNet items, 2000/800 Brown sentences; quick: 3000 items, 600/250 sentences")
+                   help=f"the subsample, full / quick (0 = all): {sizes}")
     p.add_argument("--max-items", type=int, default=0,
                    help="override the subsample: WSD sense items (whole lemmas), POS training sentences")
     p.add_argument("--seed", type=int, default=0)
@@ -309,7 +311,8 @@ def add_probe_parser(sub) -> None:
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: GPU if present)")
     p.add_argument("--out", help="results JSON (a table goes to the same name with .md); tasks of the same model "
                                  "already in the file are kept")
-    p.add_argument("--prepare", action="store_true", help="install the probe data (WordNet, Brown) and exit")
+    p.add_argument("--prepare", action="store_true",
+                   help="fetch the probe data (WordNet, Brown) into data/probes/ at pinned versions and exit")
     p.set_defaults(func=cmd_probe)
 
 

@@ -16,7 +16,7 @@ Source: ELMO_SPEC.md section 9.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +62,34 @@ def _slow_reason(dtype: str, device: torch.device) -> str:
     if dtype == "bfloat16":
         return "this CPU has no native bfloat16 (AVX512-BF16/AMX), and the fallback is about 50-100x slower than float32"
     return "float16 matrix products have no fast CPU kernel"
+
+
+def embed_in_chunks(embed_batch: Callable[[list[list[str]]], list[np.ndarray]],
+                    sentences: Sequence[Sequence[str]], chunk_size: int) -> Iterator[tuple[int, list[np.ndarray]]]:
+    """Embed ``sentences`` a chunk at a time, so that a caller can report progress or cache between chunks.
+
+    Args: embed_batch: e.g. ``Embedder.embed_batch`` (token lists -> arrays); chunk_size >= 1 sentences.
+    Yields: (sentences done so far, the chunk's arrays float32 (L + 1, n_i, D)), in input order.
+    Raises: ValueError when chunk_size < 1.
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    for first in range(0, len(sentences), chunk_size):
+        chunk = [list(s) for s in sentences[first : first + chunk_size]]
+        yield min(first + chunk_size, len(sentences)), embed_batch(chunk)
+
+
+def embed_with_progress(embedder, sentences: Sequence[Sequence[str]], batch_size: int = 64, chunk_size: int = 256,
+                        progress: Callable[[float, str], None] | None = None) -> list[np.ndarray]:
+    """``embedder.embed_batch`` of all sentences, ``chunk_size`` at a time, calling ``progress(fraction, text)``
+    after each chunk (anything with ``embed_batch(sentences, batch_size)`` will do).
+    Returns: list of float32 (L + 1, n_i, 2P), in input order."""
+    arrays: list[np.ndarray] = []
+    for done, part in embed_in_chunks(lambda chunk: embedder.embed_batch(chunk, batch_size), sentences, chunk_size):
+        arrays += part
+        if progress:
+            progress(done / len(sentences), f"running the biLM: {done}/{len(sentences)} sentences")
+    return arrays
 
 
 class Embedder:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .embedder import embed_with_progress
 from .metrics import loo_baseline_scores, loo_nn_scores, mean_over_groups, silhouette_by_sense
 from .senses import SenseItem, group_by_key
 
@@ -56,13 +57,7 @@ def embed_items(embedder, items: Sequence[SenseItem], batch_size: int = 64,
     """
     sentences = list(dict.fromkeys(it.tokens for it in items))
     index = {s: i for i, s in enumerate(sentences)}
-    acts: list[np.ndarray] = []
-    chunk = max(batch_size * 8, 256)
-    for start in range(0, len(sentences), chunk):
-        acts += embedder.embed_batch([list(s) for s in sentences[start : start + chunk]], batch_size)
-        if progress:
-            progress(min(1.0, (start + chunk) / max(len(sentences), 1)),
-                     f"running the biLM: {min(start + chunk, len(sentences))}/{len(sentences)} sentences")
+    acts = embed_with_progress(embedder, sentences, batch_size, max(batch_size * 8, 256), progress)
     n, layers, dim = len(items), embedder.num_layers, embedder.dim
     targets = np.zeros((n, layers, dim), dtype=np.float32)
     context = np.zeros((n, dim), dtype=np.float32)
@@ -101,7 +96,7 @@ def loo_sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, 
     start = time.perf_counter()
     groups = {k: idx for k, idx in group_by_key(items).items() if len(idx) >= 2}
     if not groups:
-        raise ValueError("the sense probe needs at least one lemma with two or more sentences")
+        raise ValueError("the leave-one-out sense probe needs at least one lemma with two or more sentences")
     keep = [i for idx in groups.values() for i in idx]
     kept = [items[i] for i in keep]
     targets, context = embed_items(embedder, kept, batch_size, progress)

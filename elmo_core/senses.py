@@ -15,9 +15,8 @@ from pathlib import Path
 
 from .paths import OWN_SENTENCES
 from .tokenize import tokenize
+from .wordforms import find_form, word_forms
 from .wordnet import find_wordnet_dir, read_exceptions, read_synsets
-
-_VOWELS = set("aeiou")
 
 
 @dataclass(frozen=True)
@@ -46,43 +45,6 @@ class SenseItem:
         return self.tokens[self.position]
 
 
-# ---- word forms -----------------------------------------------------------------------------------------
-def regular_forms(lemma: str, pos: str) -> set[str]:
-    """The lemma and its regular English inflections for a POS ("n", "v", "a", "r"; "" = all of them).
-
-    Over-generates a little (e.g. "bankes"); only forms that occur in a sentence ever match.
-    """
-    w = lemma.lower()
-    forms = {w}
-    if pos in ("n", "v", ""):
-        forms |= {w + "s", w + "es"}
-        if w.endswith("y") and len(w) > 1 and w[-2] not in _VOWELS:
-            forms.add(w[:-1] + "ies")
-    if pos in ("v", ""):
-        stem = w[:-1] if w.endswith("e") else w
-        forms |= {stem + "ed", stem + "ing", w + "d"}
-        if w.endswith("y") and len(w) > 1 and w[-2] not in _VOWELS:
-            forms.add(w[:-1] + "ied")
-        if len(w) >= 3 and w[-1] not in _VOWELS | set("wxy") and w[-2] in _VOWELS and w[-3] not in _VOWELS:
-            forms |= {w + w[-1] + "ed", w + w[-1] + "ing"}  # stop -> stopped, stopping
-        if w.endswith("ie"):
-            forms.add(w[:-2] + "ying")
-    if pos in ("a", "r", ""):
-        stem = w[:-1] if w.endswith("e") else w
-        forms |= {stem + "er", stem + "est"}
-        if w.endswith("y") and len(w) > 1:
-            forms |= {w[:-1] + "ier", w[:-1] + "iest"}
-    return forms
-
-
-def find_target(tokens: Sequence[str], forms: set[str]) -> int | None:
-    """Index of the first token whose lower-cased text is one of ``forms``, or None."""
-    for i, token in enumerate(tokens):
-        if token.lower() in forms:
-            return i
-    return None
-
-
 # ---- WordNet --------------------------------------------------------------------------------------------
 def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int = 2,
                           pos: Iterable[str] = ("n", "v", "a", "r")) -> list[SenseItem]:
@@ -90,7 +52,8 @@ def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int
     coarse senses (lexicographer files).
 
     Each example is tokenized (``elmo_core.tokenize``) and credited to every single-word lemma of its synset
-    that occurs in it (lemma, regular inflection or a ``.exc`` irregular form); multiword lemmas and examples
+    that occurs in it (``elmo_core.wordforms``: the lemma, a regular inflection for the synset's POS or a
+    ``.exc`` irregular form); multiword lemmas and examples
     without the lemma are skipped; a repeated (lemma, POS, sentence) is kept once.
 
     Returns: list of SenseItem, sorted by key then source (deterministic).
@@ -107,8 +70,8 @@ def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int
         for example in synset.examples:
             tokens = tuple(tokenize(example))
             for lemma in single:
-                forms = regular_forms(lemma, synset.pos) | exceptions[synset.pos].get(lemma, set())
-                position = find_target(tokens, forms)
+                forms = word_forms(lemma, synset.pos, irregular=exceptions[synset.pos].get(lemma, ()))
+                position = find_form(tokens, forms)
                 if position is None or (lemma, synset.pos, tokens) in seen:
                     continue
                 seen.add((lemma, synset.pos, tokens))
@@ -130,7 +93,8 @@ def filter_polysemous(items: Sequence[SenseItem], min_senses: int = 2) -> list[S
 def read_sense_sentences(path: str | Path = OWN_SENTENCES) -> list[SenseItem]:
     """Our hand-written set: a TSV with a header ``word<TAB>sense<TAB>sentence``.
 
-    The target is the first token that is the word or a regular inflection of it (any POS).
+    The target is the first token that counts as the word (``elmo_core.wordforms.word_forms`` with an
+    unknown POS: the word or a regular noun or verb inflection of it).
     Returns: list of SenseItem (pos ""), in file order.
     Raises: FileNotFoundError; ValueError naming the line when a row is malformed or lacks its word.
     """
@@ -147,7 +111,7 @@ def read_sense_sentences(path: str | Path = OWN_SENTENCES) -> list[SenseItem]:
                 raise ValueError(f"{path}:{lineno}: expected 3 tab-separated columns, got {len(row)}")
             word, sense, sentence = (c.strip() for c in row)
             tokens = tuple(tokenize(sentence))
-            position = find_target(tokens, regular_forms(word, ""))
+            position = find_form(tokens, word_forms(word))
             if position is None:
                 raise ValueError(f"{path}:{lineno}: the word {word!r} does not occur in {sentence!r}")
             items.append(SenseItem(word.lower(), "", sense, tokens, position, f"line {lineno}"))

@@ -1,6 +1,8 @@
-"""Shared test fixtures: the two reference test sets (tiny weights + outputs from the original TF code)."""
+"""Shared test fixtures: the two reference test sets (tiny weights + outputs from the original TF code), the
+app's test environment and AppTest helpers, and the probes' tiny data."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -33,6 +35,136 @@ def tiny_embedder(allennlp_files):
     return Embedder.from_elmo_files(*allennlp_files, device="cpu")
 
 
+@pytest.fixture(scope="module")
+def embedder(allennlp_files):
+    """The fixture biLM, loaded once per test module (the app tests compare the page's vectors with it)."""
+    from elmo_core import Embedder
+
+    return Embedder.from_elmo_files(*allennlp_files, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def fixture_bilm(allennlp_files):
+    """The fixture biLM as a bare ``elmo_core.bilm.BiLM`` (no Embedder around it)."""
+    from elmo_core.weights import load_bilm_from_elmo_files
+
+    return load_bilm_from_elmo_files(*allennlp_files)
+
+
+# ---- the app under AppTest -------------------------------------------------------------------------------------
+ROOT = FIXTURES.parent.parent
+APP = str(ROOT / "app" / "streamlit_app.py")
+APP_TIMEOUT = 90  # seconds for one AppTest run: generous, the machine may be busy
+
+
+@pytest.fixture
+def app_env(monkeypatch, tmp_path):
+    """The app on the fixture biLM, on the CPU, without the reference corpus, a background UMAP compile or any
+    setting of the caller's environment that changes what the app loads."""
+    monkeypatch.setenv("ELMO_EXPLORER_OPTIONS", str(ALLENNLP / "options.json"))
+    monkeypatch.setenv("ELMO_EXPLORER_WEIGHTS", str(ALLENNLP / "lm_weights.hdf5"))
+    monkeypatch.setenv("ELMO_EXPLORER_DEVICE", "cpu")
+    monkeypatch.setenv("ELMO_EXPLORER_UMAP_WARMUP", "0")  # no background numba compile during tests
+    monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "no-reference.txt"))
+    monkeypatch.delenv("ELMO_EXPLORER_ALLOW_SERVER_PATHS", raising=False)
+    monkeypatch.delenv("ELMO_EXPLORER_CHECKPOINT", raising=False)
+    monkeypatch.delenv("ELMO_EXPLORER_SESSION_MB", raising=False)
+
+
+def _clear_streamlit_caches() -> None:
+    import streamlit as st
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture(scope="module")
+def fresh_caches_per_module():
+    """Streamlit's caches emptied once before a test module (models and activations stay across its tests)."""
+    _clear_streamlit_caches()
+    yield
+
+
+@pytest.fixture
+def fresh_caches():
+    """Streamlit's caches emptied before each test (tests that count what a session holds)."""
+    _clear_streamlit_caches()
+    yield
+
+
+def start_app(path: str = APP, timeout: float = APP_TIMEOUT, **query):
+    """An AppTest of ``path`` run once, with the given URL query parameters."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(path, default_timeout=timeout)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def no_errors(at) -> None:
+    """The last run raised nothing and showed no error box."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+# ---- probe results as a results file holds them -----------------------------------------------------------------
+def fake_task(task: str, s: list[float]) -> dict:
+    """A task result as a results file holds it (JSON), with made-up numbers."""
+    from elmo_core.probes import TASKS
+
+    own = {"wsd": {"mix_linear": 0.6, "mix_equal": 0.65}, "pos": {"layers_converged": [True, True, False]}}[task]
+    return {"task": task, "title": f"{task} probe", "metric": "accuracy", "layers": [0.5, 0.7, 0.6],
+            "mix_learned": 0.72, "s": s, "w": [0.0, 0.0, 0.0], "gamma": 1.0, "layer_scale": [1.0, 1.0, 1.0],
+            "baselines": {"mfs": 0.55}, "paper": dataclasses.asdict(TASKS[task].paper),
+            "data": {"source": "test", "n_train": 10, "n_test": 5, "split": "test", "subsample": "all"},
+            "seconds": 0.1, **own}
+
+
+@pytest.fixture
+def fixture_report(embedder, tmp_path):
+    """(path, ProbeReport) of a results file for the fixture biLM with two made-up tasks."""
+    from elmo_core import probes
+
+    data = probes.new_report(embedder).to_json()
+    data["tasks"] = {"wsd": fake_task("wsd", [0.2, 0.3, 0.5]), "pos": fake_task("pos", [0.1, 0.6, 0.3])}
+    path = tmp_path / "probes.json"
+    path.write_text(json.dumps(data))
+    return path, probes.ProbeReport.from_json(data, probes.result_types())
+
+
+def render_markdown(markdown: str) -> str:
+    """The HTML that CommonMark with tables and strikethrough makes of ``markdown`` (what a page would show)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").enable("strikethrough").render(markdown)
+
+
 def frame_of(at):
     """The ``app.frame.Frame`` the explorer page drew in its last run (an AppTest of the app)."""
     return at.session_state["explorer_frame"]
+
+
+PROBE_DATA = FIXTURES / "probes"  # tiny WordNet-format files and two Brown documents
+
+
+def check_task_result(result, num_layers: int, task: str) -> None:
+    """What every probe result must hold (elmo_core.probes.TaskResult), and that it survives JSON."""
+    from elmo_core import probes
+
+    assert result.task == task and isinstance(result, probes.TASKS[task].result_type)
+    assert len(result.layers) == num_layers and len(result.s) == num_layers
+    values = [*result.layers, result.mix_learned, *result.baselines.values()]
+    assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values)
+    assert abs(sum(result.s) - 1.0) < 1e-6 and all(0 < v < 1 for v in result.s)
+    assert result.paper.layer_1 and result.paper.layer_2
+    assert result.data.n_train > 0 and result.data.n_test > 0
+    assert type(result).from_json(json.loads(json.dumps(result.to_json()))) == result  # JSON round trip
+
+
+# ---- hostile text: what a crafted link, label or file may hold (issue 10) ------------------------------------
+LINK = "[click me](https://example.org/login)"
+IMAGE = "![x](http://host/pixel.png)"
+STYLED = ":red[**ALERT**] $x^2$ <b>bold</b> &amp; :material/home:"
+LABEL_LINK = '<a href="https://example.org">link</a>'  # 37 characters: fits a [label]
+LABEL_BIG = '<span style="font-size:80px">big'

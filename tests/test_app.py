@@ -16,12 +16,12 @@ ROOT = Path(__file__).resolve().parent.parent
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import explore as ex  # noqa: E402
-from tests.conftest import frame_of  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
-from app.safe import shown  # noqa: E402
+from app.safe import plot, shown  # noqa: E402
+from tests.conftest import (APP, IMAGE, LABEL_BIG, LABEL_LINK, LINK, STYLED, frame_of, no_errors,  # noqa: E402
+                            render_markdown, start_app)
 
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
-APP = str(ROOT / "app" / "streamlit_app.py")
 TIMEOUT = 90  # generous: the CI machine may be busy
 
 BANK4 = """[river] We sat on the bank of the river.
@@ -30,41 +30,11 @@ BANK4 = """[river] We sat on the bank of the river.
 [money] I paid the cheque into the bank."""
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from elmo_core import Embedder
-    return Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device="cpu")
-
-
-@pytest.fixture(autouse=True)
-def app_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("ELMO_EXPLORER_OPTIONS", str(FIXTURE / "options.json"))
-    monkeypatch.setenv("ELMO_EXPLORER_WEIGHTS", str(FIXTURE / "lm_weights.hdf5"))
-    monkeypatch.setenv("ELMO_EXPLORER_DEVICE", "cpu")
-    monkeypatch.setenv("ELMO_EXPLORER_UMAP_WARMUP", "0")  # no background numba compile during tests
-    monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "no-reference.txt"))
-    monkeypatch.delenv("ELMO_EXPLORER_ALLOW_SERVER_PATHS", raising=False)
-    monkeypatch.delenv("ELMO_EXPLORER_CHECKPOINT", raising=False)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fresh_caches():
-    import streamlit as st
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
+pytestmark = pytest.mark.usefixtures("app_env", "fresh_caches_per_module")
 
 
 def start(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key, value in query.items():
-        at.query_params[key] = value
-    return at.run()
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return start_app(APP, TIMEOUT, **query)
 
 
 def warnings(at: AppTest) -> str:
@@ -324,30 +294,97 @@ def test_server_paths_are_off_by_default():
     assert not any(t.key == "server_weights" for t in at.sidebar.text_input)
 
 
-def test_uploaded_model_bad_file_raises_and_good_file_loads():
-    from app import resources
-    with pytest.raises(Exception):
-        resources.load_uploaded_model(b'{"lstm": {}}', b"\x00garbage", "weights.hdf5")
-    options = (FIXTURE / "options.json").read_bytes()
-    with pytest.raises(Exception):
-        resources.load_uploaded_model(options, b"not an hdf5 file", "weights.hdf5")
-    model = resources.load_uploaded_model(options, (FIXTURE / "lm_weights.hdf5").read_bytes(), "lm_weights.hdf5")
-    assert model.key.startswith("upload:") and model.embedder.dim == 32
-    again = resources.current_model()[0]
-    assert again.key == model.key and again.embedder is model.embedder and again.display_name == "lm_weights.hdf5"
+# ---- hostile input (issue 10, findings 3, 4, 5 and 8) -----------------------------------------------------------
+# Crafted links, labels and file names are shown literally everywhere; per-session memory is bounded. These
+# tests empty Streamlit's caches first (they count what one session holds). The unit-level findings are tested
+# with their modules: test_safe, test_figures, test_resources, test_explore.
+
+# ---- crafted links and labels on the page ---------------------------------------------------------------------
+MARKDOWN_ELEMENTS = ("markdown", "caption", "warning", "info", "error", "success")
 
 
+def _markdown_sources(at: AppTest) -> list[str]:
+    out = []
+    for kind in MARKDOWN_ELEMENTS:
+        out += [str(e.value) for e in getattr(at, kind)]
+        out += [str(e.value) for e in getattr(at.sidebar, kind)]
+    for kind in ("selectbox", "checkbox", "radio", "slider", "text_area", "button"):
+        out += [str(w.label) for w in getattr(at, kind)]
+    return out
 
-def test_uploaded_model_error_names_the_users_file():
-    from safetensors.numpy import save
 
-    from app import resources
-    options = (ROOT / "assets" / "default" / "options.json").read_bytes()
-    with pytest.raises(ValueError) as info:
-        resources.load_uploaded_model(options, save({"x": np.zeros(2, dtype=np.float32)}), "my.safetensors")
-    message = str(info.value)
-    assert message.startswith("my.safetensors") and "is missing" in message
-    assert "elmo-explorer-uploads" not in message and "upload:" not in message
+def _assert_literal(at: AppTest, *payloads: str) -> None:
+    sources = _markdown_sources(at)
+    text = "\n".join(shown(s) for s in sources)
+    for payload in payloads:
+        assert payload in text  # the user's characters are shown ...
+    for source in sources:  # ... and nothing they wrote is markup
+        html = render_markdown(source)
+        assert "<a " not in html and "<img" not in html, source
+        for payload in payloads:
+            assert payload not in source, source  # only escaped copies reach markdown
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_crafted_word_in_link_is_shown_literally():
+    for word in (LINK, IMAGE, STYLED):
+        at = start(ex="bank", word=word)
+        assert not at.exception
+        assert any(word in shown(w.value) for w in at.info)  # "The link's word ... does not occur"
+        _assert_literal(at, word)
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_crafted_example_name_in_link_is_shown_literally():
+    at = start(ex=LINK[:40], word="bank")
+    assert not at.exception
+    assert any("unknown example set" in shown(w.value) for w in at.warning)
+    _assert_literal(at, LINK[:40])
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_labels_reach_plotly_escaped():
+    text = "\n".join([f"[{LABEL_LINK}] We sat on the bank of the river.", f"[{LABEL_LINK}] The river bank was muddy.",
+                      f"[{LABEL_BIG}] The bank raised its rates.", f"[{LABEL_BIG}] I paid the cheque into the bank."])
+    at = start(s=text, word="bank")
+    assert not at.exception and not at.error
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    strings = []
+
+    def walk(node):
+        if isinstance(node, str):
+            strings.append(node)
+        elif isinstance(node, dict):
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    for spec in specs:
+        walk(spec["data"])
+        walk(spec["layout"])
+    joined = "\n".join(strings)
+    assert "<a href" not in joined and "<span" not in joined
+    assert plot(LABEL_LINK) in joined and plot(LABEL_BIG) in joined  # legend, hover and heatmap ticks
+    names = {t.get("name") for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    assert plot(LABEL_LINK) in names
+
+
+# ---- per-session memory ----------------------------------------------------------------------------------------
+@pytest.mark.usefixtures("fresh_caches")
+def test_session_keeps_at_most_its_budget_of_activations(monkeypatch):
+    monkeypatch.setenv("ELMO_EXPLORER_SESSION_MB", "1")
+    text = "\n".join(f"The bank {i} was by the river ." for i in range(400))  # 8 tokens each
+    at = start(s=text, word="bank")
+    assert not at.exception and not at.error
+    per_token = 3 * 32 * 4 * 2
+    kept = 2**20 // per_token // 8
+    assert any(f"Only the first {kept} of 400 sentences are used" in shown(w.value) for w in at.warning)
+    table = at.session_state["_explorer_table"][1]
+    assert table.acts.nbytes * 2 <= 2**20 and len(table.lines) == kept
+
+
+# ---- zero vectors, control and zero-width characters -----------------------------------------------------------
 
 
 def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():

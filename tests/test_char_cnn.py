@@ -8,7 +8,6 @@ import torch
 import torch.nn.functional as F
 
 from elmo_core import batch_to_ids
-from elmo_core.lstm import BiLSTM
 from elmo_core.weights import load_bilm_from_elmo_files
 
 
@@ -66,26 +65,6 @@ def test_autograd_path_equals_inference_path(model, awkward_ids):
         for p in model.parameters():
             p.requires_grad_(False)
             p.grad = None
-
-
-def test_lstm_inplace_loop_is_bitwise_the_functional_step(model):
-    """The allocation-free inference loop and the differentiable step are the same arithmetic."""
-    lstm: BiLSTM = model.lstm
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(3, 9, lstm.config.projection_dim, generator=g)
-    mask = torch.ones(3, 9, dtype=torch.bool)
-    mask[1, 5:] = False
-    with torch.inference_mode():
-        fast, fast_state = lstm(x, mask, return_state=True)
-    for p in lstm.parameters():
-        p.requires_grad_(True)
-    try:
-        slow, slow_state = lstm(x, mask, return_state=True)
-    finally:
-        for p in lstm.parameters():
-            p.requires_grad_(False)
-    for a, b in zip(fast + fast_state.h + fast_state.c, slow + slow_state.h + slow_state.c):
-        assert torch.equal(a, b.detach())
 
 
 def test_bfloat16_and_autocast_run(model):

@@ -1,7 +1,12 @@
-"""`python -m elmo_core embed`: one HDF5 dataset per input line, like the old `allennlp elmo` command."""
+"""elmo_core.cli: `python -m elmo_core embed` (one HDF5 dataset per input line, like the old `allennlp elmo`
+command) and hostile input to it (issue 10, findings 7 and 8). The other subcommands are tested with the
+module they run (test_evaluate, test_probes, test_train, test_teacher)."""
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import h5py
@@ -9,7 +14,7 @@ import numpy as np
 import pytest
 
 from elmo_core import Embedder
-from elmo_core.cli import main
+from elmo_core.cli import main, plan_batches
 
 ROOT = Path(__file__).parent.parent
 
@@ -55,3 +60,124 @@ def test_embed_errors_are_messages_not_tracebacks(tmp_path, allennlp_files):
     proc = subprocess.run([sys.executable, "-m", "elmo_core", "embed", str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"),
                            "--options", str(allennlp_files[0]), "--weights", str(junk)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "not a readable HDF5" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---- hostile input (issue 10, findings 7 and 8) ----------------------------------------------------------------
+
+
+@pytest.fixture
+def model_args(allennlp_files):
+    return ["--options", str(allennlp_files[0]), "--weights", str(allennlp_files[1]), "--device", "cpu", "--quiet"]
+
+
+def _embed(tmp_path, model_args, data: bytes, *extra) -> tuple[int, Path]:
+    src = tmp_path / "in.txt"
+    src.write_bytes(data)
+    out = tmp_path / "out.hdf5"
+    return main(["embed", str(src), str(out), *model_args, *extra]), out
+
+
+def _keys(path: Path) -> list[str]:
+    with h5py.File(path) as f:
+        return sorted((k for k in f if k != "sentence_to_index"), key=int)
+
+
+def test_line_separators_other_than_newline_do_not_make_datasets(tmp_path, model_args):
+    data = "one\x0ctwo three\nfour\x85five\nsix\u2028seven\n".encode()
+    rc, out = _embed(tmp_path, model_args, data)
+    assert rc == 0
+    assert _keys(out) == ["0", "1", "2"]  # 3 lines, 3 datasets (main: 5)
+    with h5py.File(out) as f:
+        assert f["0"].shape[1] == 3 and f["1"].shape[1] == 2 and f["2"].shape[1] == 2
+
+
+def test_bom_and_zero_width_characters_do_not_change_vectors(tmp_path, model_args, allennlp_files):
+    rc, out = _embed(tmp_path, model_args, "\ufeffThe ba\u200bnk \u200b .\r\n".encode())
+    assert rc == 0
+    expected = Embedder.from_elmo_files(*allennlp_files, device="cpu").embed_sentence(["The", "bank", "."])
+    with h5py.File(out) as f:
+        np.testing.assert_allclose(f["0"][()], expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("value, message", [("-1", "between 1 and 4,096, got -1"), ("0", "got 0"),
+                                            ("x", "whole number")])
+def test_batch_size_is_validated(value, message, tmp_path, model_args, capsys):
+    with pytest.raises(SystemExit) as info:
+        _embed(tmp_path, model_args, b"a b\n", "--batch-size", value)
+    assert info.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "out.hdf5").exists()
+
+
+def _run(args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "elmo_core", "embed", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def _refused(args) -> str:
+    with pytest.raises(SystemExit) as info:
+        main(["embed", *args])
+    assert isinstance(info.value.code, str)  # a message, exit status 1, no traceback
+    return info.value.code
+
+
+def test_bad_output_paths_are_messages(tmp_path, model_args):
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    assert "is a directory" in _refused([str(src), str(tmp_path), *model_args])
+    assert "does not exist" in _refused([str(src), str(tmp_path / "no" / "out.hdf5"), *model_args])
+    assert "is the input file" in _refused([str(src), str(src), *model_args])
+    assert src.read_text() == "a b\n"
+    os.link(src, tmp_path / "hard.txt")  # another name for the same file
+    assert "is the input file" in _refused([str(src), str(tmp_path / "hard.txt"), *model_args])
+    assert src.read_text() == "a b\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.txt", "in.txt"]  # no partial file
+
+
+def test_ctrl_c_leaves_the_previous_output_and_no_partial_file(tmp_path, model_args):
+    src = tmp_path / "in.txt"
+    src.write_text("the bank of the river .\n" * 200_000)
+    out = tmp_path / "out.hdf5"
+    out.write_bytes(b"previous output")
+    proc = subprocess.Popen([sys.executable, "-m", "elmo_core", "embed", str(src), str(out), *model_args,
+                             "--batch-size", "8"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.name.endswith(".partial") for p in tmp_path.iterdir()):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert out.read_bytes() == b"previous output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.hdf5"]
+
+
+def test_long_sentences_are_embedded_within_the_token_budget(tmp_path, model_args, allennlp_files, monkeypatch):
+    calls = []
+    real = Embedder.embed_batch
+
+    def spy(self, sentences, batch_size=64):
+        calls.append((len(sentences), max((len(s) for s in sentences), default=0)))
+        return real(self, sentences, batch_size)
+
+    monkeypatch.setattr(Embedder, "embed_batch", spy)
+    words = ["the", "bank", "of", "a", "river"]
+    lines = [" ".join(words[(i + k) % 5] for k in range(n)) for i, n in enumerate([30, 5, 95, 0, 7])]
+    rc, out = _embed(tmp_path, model_args, ("\n".join(lines) + "\n").encode(), "--max-tokens", "40")
+    assert rc == 0
+    assert all(b * t <= 40 for b, t in calls), calls
+    assert _keys(out) == ["0", "1", "2", "3", "4"]
+    monkeypatch.undo()
+    e = Embedder.from_elmo_files(*allennlp_files, device="cpu")
+    with h5py.File(out) as f:
+        assert f["2"].shape == (3, 95, 32)
+        np.testing.assert_allclose(f["0"][()], e.embed_sentence(lines[0].split()), atol=1e-6)
+        np.testing.assert_allclose(f["2"][:, :40], e.embed_sentence(lines[2].split()[:40]), atol=1e-6)
+        np.testing.assert_allclose(f["2"][:, 80:], e.embed_sentence(lines[2].split()[80:]), atol=1e-6)
+
+
+def test_plan_batches_bounds_every_call():
+    calls = plan_batches([900] * 64, 64, 1024)
+    assert len(calls) == 64 and all(len(c) == 1 for c in calls)  # one 900-token line per call, not 64 at once
+    calls = plan_batches([10] * 300 + [2500], 64, 1024)
+    assert all(len(c) * max(b - a for _, a, b in c) <= 1024 for c in calls)
+    assert [p for c in calls for p in c if p[0] == 300] == [(300, 0, 1024), (300, 1024, 2048), (300, 2048, 2500)]

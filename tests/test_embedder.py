@@ -73,3 +73,24 @@ def test_unicode_and_long_tokens(tiny_embedder):
 def test_cpu_and_bad_device(allennlp_files):
     with pytest.raises(ValueError):
         Embedder.from_elmo_files(*allennlp_files, device="cpu", dtype="float16")
+
+
+def test_embed_in_chunks_and_with_progress(tiny_embedder):
+    from elmo_core.embedder import embed_in_chunks, embed_with_progress
+
+    sentences = [["a"], ["b", "c"], ["d", "e", "f"], ["g"], ["h", "i"]]
+    seen = []
+    parts = list(embed_in_chunks(lambda chunk: (seen.append(len(chunk)), tiny_embedder.embed_batch(chunk))[1],
+                                 sentences, 2))
+    assert [done for done, _ in parts] == [2, 4, 5] and seen == [2, 2, 1]
+    whole = tiny_embedder.embed_batch(sentences)
+    chunked = [a for _, arrays in parts for a in arrays]
+    assert [a.shape for a in chunked] == [a.shape for a in whole]
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(chunked, whole))
+    reports = []
+    out = embed_with_progress(tiny_embedder, sentences, batch_size=2, chunk_size=3,
+                              progress=lambda f, text: reports.append((round(f, 3), text)))
+    assert reports == [(0.6, "running the biLM: 3/5 sentences"), (1.0, "running the biLM: 5/5 sentences")]
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(out, whole))
+    with pytest.raises(ValueError, match="chunk_size"):
+        next(embed_in_chunks(tiny_embedder.embed_batch, sentences, 0))

@@ -1,4 +1,4 @@
-"""Tests of the explorer's logic (app/explore.py, app/figures.py, app/examples.py) without Streamlit.
+"""app/explore.py, the explorer's logic without Streamlit.
 
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 from app import explore as ex  # noqa: E402
-from app.examples import EXAMPLE_SETS, find_example  # noqa: E402
+from app.examples import EXAMPLE_SETS  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 
@@ -98,19 +98,6 @@ def test_find_occurrences_case_insensitive_and_inflections():
     assert ex.find_occurrences(LINES, "absent") == []
 
 
-@pytest.mark.parametrize("word, present, absent", [
-    ("play", {"plays", "played", "playing"}, {"playes"}),
-    ("make", {"makes", "making", "maked"}, set()),
-    ("study", {"studies", "studied", "studying"}, set()),
-    ("plan", {"planned", "planning", "plans"}, set()),
-    ("plays", {"play", "plays"}, set()),
-])
-def test_word_forms(word, present, absent):
-    forms = ex.word_forms(word, inflections=True)
-    assert present <= forms and not (absent & forms)
-    assert ex.word_forms(word) == {word}
-
-
 def test_highlight_parts():
     toks = ("a", "b", "c", "d", "e")
     assert ex.highlight_parts(toks, 2) == ("a b", "c", "d e")
@@ -166,6 +153,10 @@ def test_token_table_rows_and_mix():
     np.testing.assert_allclose(mixed[0], (acts[0][0, 0] + acts[0][1, 0]) / 2)
     with pytest.raises(ValueError):
         ex.TokenTable(lines, acts[:1])
+    ref = ex.TokenTable.of_tokenized([("a", "b"), ("c", "d", "e")], acts)
+    assert [(ln.text, ln.label, ln.tokens) for ln in ref.lines] == [("a b", None, ("a", "b")),
+                                                                     ("c d e", None, ("c", "d", "e"))]
+    np.testing.assert_array_equal(ref.acts, table.acts)
 
 
 def test_presets():
@@ -400,35 +391,6 @@ def test_pca_axes_have_a_fixed_orientation():
 
 
 # ---- example sets and figures ----------------------------------------------------------------------------------
-def test_example_sets_are_well_formed():
-    assert {"bank", "play", "spring", "cell", "match", "light"} <= set(EXAMPLE_SETS)
-    for example in EXAMPLE_SETS.values():
-        parsed = ex.parse_input(example.text)
-        assert 8 <= len(parsed.lines) <= 16 and parsed.notes == []
-        assert all(ln.label for ln in parsed.lines)
-        assert len({ln.label for ln in parsed.lines}) >= 2
-        assert len(ex.find_occurrences(parsed.lines, example.word, inflections=True)) >= len(parsed.lines)
-        assert find_example(example.text + "\n") is example
-    play = EXAMPLE_SETS["play"].text
-    assert "Chico Ruiz made a spectacular play" in play and "Broadway play for Garson" in play
-
-
-def test_figures_carry_the_data():
-    from app import figures
-    lines = [ex.Line("", "x", ("a", "bank", "<b>")), ex.Line("", "y", ("bank", "z")), ex.Line("", "x", ("bank",))]
-    occ = ex.find_occurrences(lines, "bank")
-    coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
-    fig = figures.contexts_map(coords, occ, lines, "label", selected=1)
-    traces = {t.name: t for t in fig.data}
-    assert set(traces) == {"x", "y", "neighbours query"}
-    assert list(traces["x"].x) == [0.0, 4.0] and [c[0] for c in traces["x"].customdata] == [0, 2]
-    assert "<b>bank</b>" in traces["x"].text[0] and "&lt;b&gt;" in traces["x"].text[0]
-    assert list(traces["neighbours query"].x) == [2.0]
-    assert figures.hover_sentence(("a", "b"), 1) == "a <b>b</b>"
-    heat = figures.similarity_heatmaps([("layer 0", np.eye(3)), ("mix", np.ones((3, 3)))], ["a", "b", "c"])
-    assert len(heat.data) == 2 and heat.data[0].zmin == 0.0
-    bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
-    assert list(bars.data[0].y) == [0.5, 1.0]
 
 
 def test_layer0_type_neighbours_one_row_per_spelling_without_the_query():
@@ -440,3 +402,33 @@ def test_layer0_type_neighbours_one_row_per_spelling_without_the_query():
     found = ex.layer0_type_neighbours(table, None, row=1, k=5)
     assert [w for w, _ in found] == ["a", "c", "b"]
     assert found[0][1] == pytest.approx(1.0 / np.sqrt(1.01))
+
+
+def test_uploaded_text_is_cut_to_what_is_used():
+    text = "\n".join(f"sentence {i} " + "x" * (2000 if i == 3 else 5) for i in range(5000))
+    box, note = ex.text_for_box(text, "big.txt")
+    assert len(box.split("\n")) == ex.MAX_LINES and len(box) <= ex.MAX_TEXT_CHARS
+    assert note == ("From big.txt: only the first 500 of its 5,000 lines were read; 1 line(s) longer than "
+                    "1000 characters were cut.")
+    assert ex.parse_input(box, str.split).lines == ex.parse_input(text, str.split).lines[:3] + \
+        ex.parse_input(box, str.split).lines[3:4] + ex.parse_input(text, str.split).lines[4:500]
+
+
+def test_all_zero_vectors_are_left_out_of_separation():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 4))
+    labels = ["a", "a", "a", "b", "b", "b"]
+    with_zero = np.concatenate([x, np.zeros((2, 4))])
+    got = ex.separation(with_zero, labels + ["a", "b"])
+    want = ex.separation(x, labels)
+    assert got.silhouette == pytest.approx(want.silhouette) and got.knn_accuracy == pytest.approx(want.knn_accuracy)
+    assert "2 all-zero vector(s) left out" in got.note
+    assert list(ex.zero_rows(with_zero)) == [False] * 6 + [True, True]
+
+
+def test_control_and_zero_width_characters_do_not_make_sentences_or_tokens():
+    parsed = ex.parse_input("[river] We sat on the ba\u200bnk\x0cof the river.\u2028Then\u200b we left.\n"
+                            "\ufeff[money] The bank\x85raised rates.", str.split)
+    assert [ln.label for ln in parsed.lines] == ["river", "money"]
+    assert parsed.lines[0].tokens == ("We", "sat", "on", "the", "bank", "of", "the", "river.", "Then", "we", "left.")
+    assert parsed.lines[1].tokens == ("The", "bank", "raised", "rates.")

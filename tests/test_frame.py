@@ -17,16 +17,10 @@ TEXT = """[river] We sat on the bank of the river.
 
 
 @pytest.fixture(scope="module")
-def bank(tiny_embedder_module):
+def bank(embedder):
     parsed = ex.parse_input(TEXT)
-    table = ex.TokenTable(parsed.lines, tiny_embedder_module.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
     return table, ex.find_occurrences(parsed.lines, "bank")
-
-
-@pytest.fixture(scope="module")
-def tiny_embedder_module(allennlp_files):
-    from elmo_core import Embedder
-    return Embedder.from_elmo_files(*allennlp_files, device="cpu")
 
 
 def test_the_frame_holds_the_mix_and_the_views(bank):
@@ -99,11 +93,11 @@ def test_reference_neighbours_come_from_the_reference_table(bank):
     assert empty.reference_neighbours is None and empty.reference_note == "none"
 
 
-def test_layer_zero_neighbours_come_from_the_vocabulary_once_it_is_ready(bank, tiny_embedder_module):
+def test_layer_zero_neighbours_come_from_the_vocabulary_once_it_is_ready(bank, embedder):
     from app.type_vectors import TypeVectors
     table, occ = bank
     vocab = ["bank", "banks", "tank", "river", "money", "the", "rank", "blank"]
-    types = TypeVectors(vocab, tiny_embedder_module.type_vectors)
+    types = TypeVectors(vocab, embedder.type_vectors)
     waiting = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)
     assert "in the background (0%)" in waiting.layer0_note
     assert waiting.layer0_neighbours == ex.layer0_type_neighbours(table, None, int(table.rows(occ)[0]), 3)
@@ -111,7 +105,7 @@ def test_layer_zero_neighbours_come_from_the_vocabulary_once_it_is_ready(bank, t
     ready = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)
     assert "8 most frequent word types" in ready.layer0_note
     q = table.layers(False)[0][table.rows(occ)[0]]
-    v = tiny_embedder_module.type_vectors(vocab[1:])
+    v = embedder.type_vectors(vocab[1:])
     sims = v @ q / np.linalg.norm(v, axis=1) / np.linalg.norm(q)
     assert [w for w, _ in ready.layer0_neighbours] == [vocab[1:][i] for i in np.argsort(-sims)[:3]]
 

@@ -87,13 +87,16 @@ def test_no_import_loops():
 
 # The layers of docs/ARCHITECTURE.md, lowest first: a module imports its own layer and those below only.
 LAYERS = [
-    {"elmo_core.paths", "elmo_core.tokenize", "elmo_core.text", "elmo_core.metrics", "elmo_core.fetch"},
+    {"elmo_core.paths", "elmo_core.tokenize", "elmo_core.text", "elmo_core.metrics", "elmo_core.fetch",
+     "elmo_core.wordforms"},
     {"elmo_core", "elmo_core.config", "elmo_core.chars", "elmo_core.char_cnn", "elmo_core.lstm", "elmo_core.bilm",
      "elmo_core.weights", "elmo_core.mix", "elmo_core.embedder", "elmo_core.loading"},
     {"elmo_core.vocab", "elmo_core.wordnet", "elmo_core.brown", "elmo_core.senses", "elmo_core.corpus",
      "elmo_core.corpus.pipeline", "elmo_core.corpus.cleaners", "elmo_core.corpus.sources", "elmo_core.corpus.build",
      "elmo_core.corpus.card", "elmo_core.reference"},
-    {"elmo_core.lm", "elmo_core.teacher", "elmo_core.train", "elmo_core.evaluate", "elmo_core.probes"},
+    {"elmo_core.lm", "elmo_core.teacher", "elmo_core.train", "elmo_core.evaluate", "elmo_core.probes",
+     "elmo_core.probes.task", "elmo_core.probes.results", "elmo_core.probes.mix_classifier",
+     "elmo_core.probes.sense_means", "elmo_core.probes.pos"},
     {"elmo_core.cli", "elmo_core.__main__", "elmo_core.corpus.__main__"},
 ]
 

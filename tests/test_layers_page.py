@@ -1,10 +1,10 @@
-"""The Layers page (app/views/layers.py) in AppTest, and its logic (app/layers_logic.py), with the tiny fixture biLM."""
+"""The Layers page (app/views/layers.py) in AppTest, with the tiny fixture biLM; its logic is in
+test_layers_logic.py."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -13,117 +13,21 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import layers_logic as lg  # noqa: E402
 from app.safe import shown as shown_text  # noqa: E402
-from tests.conftest import frame_of  # noqa: E402
-from elmo_core import probes  # noqa: E402
+from tests.conftest import APP, PROBE_DATA, frame_of, no_errors  # noqa: E402
 
-FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
-PROBE_DATA = ROOT / "tests" / "fixtures" / "probes"
 PAGE = str(ROOT / "app" / "views" / "layers.py")
-APP = str(ROOT / "app" / "streamlit_app.py")
 TIMEOUT = 120  # generous: the machine may be busy (a model trains in the background)
 
-
-def fake_task(task: str, s: list[float]) -> dict:
-    return {"task": task, "title": f"{task} probe", "metric": "accuracy", "layers": [0.5, 0.7, 0.6],
-            "mix_learned": 0.72, "s": s, "w": [0.0, 0.0, 0.0], "gamma": 1.0, "layer_scale": [1.0, 1.0, 1.0],
-            "baselines": {"mfs": 0.55}, "paper": probes.PAPER[task],
-            "data": {"source": "test", "n_train": 10, "n_test": 5, "split": "test", "subsample": "all"},
-            "seconds": 0.1}
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    from elmo_core import Embedder
-    return Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device="cpu")
-
-
-@pytest.fixture
-def fixture_report(embedder, tmp_path):
-    report = probes.new_report(embedder)
-    report["tasks"] = {"wsd": fake_task("wsd", [0.2, 0.3, 0.5]), "pos": fake_task("pos", [0.1, 0.6, 0.3])}
-    path = tmp_path / "probes.json"
-    path.write_text(json.dumps(report))
-    return path, report
+pytestmark = pytest.mark.usefixtures("app_env", "fresh_caches_per_module")
 
 
 @pytest.fixture(autouse=True)
-def app_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("ELMO_EXPLORER_OPTIONS", str(FIXTURE / "options.json"))
-    monkeypatch.setenv("ELMO_EXPLORER_WEIGHTS", str(FIXTURE / "lm_weights.hdf5"))
-    monkeypatch.setenv("ELMO_EXPLORER_DEVICE", "cpu")
-    monkeypatch.setenv("ELMO_EXPLORER_UMAP_WARMUP", "0")
-    monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "no-reference.txt"))
+def no_precomputed_results(monkeypatch, tmp_path):
     monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(tmp_path / "no-probes.json"))
-    monkeypatch.delenv("ELMO_EXPLORER_CHECKPOINT", raising=False)
-    monkeypatch.delenv("ELMO_EXPLORER_ALLOW_SERVER_PATHS", raising=False)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fresh_caches():
-    import streamlit as st
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def charts(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-# ---- logic -----------------------------------------------------------------------------------------------------
-def test_weights_for_explorer_round_trip():
-    s = [0.2, 0.3, 0.5]
-    w = lg.weights_for_explorer(s)
-    assert all(abs(round(v * 10) - v * 10) < 1e-9 for v in w)  # on the sliders' 0.1 grid
-    assert np.allclose(lg.softmax(w), s, atol=0.02)
-    w = lg.weights_for_explorer([0.99998, 0.00001, 0.00001])
-    assert min(w) >= -5 and max(w) <= 5 and np.argmax(lg.softmax(w)) == 0
-    with pytest.raises(ValueError):
-        lg.weights_for_explorer([0.5, 0.0, 0.5])
-
-
-def test_apply_weights_updates_sliders_and_view():
-    from app.state import VIEW, View, weight_key
-    state = {VIEW: View(text="x", weights=(0.0, 0.0, 0.0)), weight_key(0): 1.0}
-    w = lg.apply_weights(state, [0.1, 0.6, 0.3], 3)
-    assert [state[weight_key(j)] for j in range(3)] == w and state[VIEW].weights == tuple(w)
-    assert state[VIEW].text == "x"
-    with pytest.raises(ValueError, match="2 layers; the model has 3"):
-        lg.apply_weights({}, [0.5, 0.5], 3)
-
-
-def test_matching_report(fixture_report):
-    path, report = fixture_report
-    loaded, why = lg.load_precomputed(path)
-    assert loaded == report and why == ""
-    fp = report["model"]["fingerprint"]
-    assert lg.matching_report(loaded, fp, "startup:x") == (loaded, "")
-    assert lg.matching_report(loaded, "other", "startup:x") == (None, "")
-    got, warning = lg.matching_report(loaded, "other", "default")
-    assert got is loaded and "another version" in warning
-    assert lg.load_precomputed(path.parent / "missing.json")[0] is None
-    path.write_text("{broken")
-    assert "Could not read" in lg.load_precomputed(path)[1]
-
-
-def test_figures(fixture_report):
-    _, report = fixture_report
-    fig = lg.task_figure(report["tasks"]["pos"])
-    assert list(fig.data[0].y) == [50.0, 70.0, 60.0, 72.0] and list(fig.data[1].y) == [97.3, 96.8]
-    s_fig = lg.weights_figure(report)
-    assert [list(t.y) for t in s_fig.data] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
-    assert len(lg.summary_rows(report)) == 2
-    # the paper's diamonds stand beside their bars (x = j + offset), not on the bars' value labels
-    assert list(fig.data[1].x) == [1 + lg.PAPER_OFFSET, 2 + lg.PAPER_OFFSET] and lg.PAPER_OFFSET > lg.BAR_WIDTH / 2
-    assert list(fig.layout.xaxis.ticktext) == ["layer 0", "layer 1", "layer 2", "learned mix"]
-    table = lg.summary_table(report)
-    assert table[""][:4] == ["layer 0", "layer 1", "layer 2", "learned mix"]
-    assert len(table) == 3 and table[report["tasks"]["pos"]["title"]][:4] == ["50.0", "70.0", "60.0", "72.0"]
 
 
 # ---- page ------------------------------------------------------------------------------------------------------
@@ -155,7 +59,7 @@ def test_page_computes_results_for_a_model(monkeypatch):
     no_errors(at)
     report = next(iter(at.session_state["layers_computed"].values()))
     for task in ("wsd", "pos"):
-        assert abs(sum(report["tasks"][task]["s"]) - 1) < 1e-6
+        assert abs(sum(report.tasks[task].s) - 1) < 1e-6
     assert len(charts(at)) == 3
 
 

@@ -1,63 +1,18 @@
-"""The WSD and POS probes (elmo_core.probes) and the Brown reader, on the tiny fixture biLM and tiny data."""
+"""elmo_core.probes: the task table, running a task, the report helpers and the `probe` command, on the tiny
+fixture biLM and tiny data. Each task's own module has its own test file (test_probes_<module>.py)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from elmo_core import probes
-from elmo_core.brown import read_brown
-from elmo_core.senses import read_wordnet_examples
+from elmo_core.probes.results import DataNote, PaperNumbers, TaskResult
+from tests.conftest import PROBE_DATA, check_task_result
 
-FIXTURES = Path(__file__).parent / "fixtures" / "probes"
-WORDNET, BROWN = FIXTURES / "wordnet", FIXTURES / "brown"
-
-
-def check_task(result: dict, num_layers: int, task: str) -> None:
-    assert result["task"] == task
-    assert len(result["layers"]) == num_layers and len(result["s"]) == num_layers
-    values = [*result["layers"], result["mix_learned"], *result["baselines"].values()]
-    assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values)
-    assert abs(sum(result["s"]) - 1.0) < 1e-6 and all(0 < v < 1 for v in result["s"])
-    assert result["paper"]["layer_1"] and result["paper"]["layer_2"]
-    assert result["data"]["n_train"] > 0 and result["data"]["n_test"] > 0
-    json.dumps(result)
-
-
-def test_split_documents_by_name():
-    train, test = probes.split_documents([f"c{g}{k:02d}" for g in "ab" for k in range(1, 6)], test_every=5)
-    assert test == ["ca05", "cb05"] and len(train) == 8 and not set(train) & set(test)
-
-
-# ---- probes ------------------------------------------------------------------------------------------------
-def test_sense_means_probe_on_tiny_model(tiny_embedder):
-    items = read_wordnet_examples(WORDNET)
-    result = probes.sense_means_probe(tiny_embedder, items, test_fraction=0.4, epochs=3)
-    check_task(result, tiny_embedder.num_layers, "wsd")
-    assert 0.0 <= result["mix_linear"] <= 1.0
-    assert result["data"]["n_train"] + result["data"]["n_test"] <= len(items)
-    side = dict(zip((it.tokens for it in items), probes.split_by_sentence(items, 0.4)))
-    assert all(side[it.tokens] == t for it, t in zip(items, probes.split_by_sentence(items, 0.4)))
-
-
-def test_pos_probe_on_tiny_model(tiny_embedder):
-    result = probes.pos_probe(tiny_embedder, read_brown(BROWN), max_train_sentences=10, max_test_sentences=3,
-                              epochs=2)
-    check_task(result, tiny_embedder.num_layers, "pos")
-    assert result["data"]["n_train_sentences"] == 10 and result["data"]["test_documents"] == 1
-
-
-def test_mix_classifier_learns_the_informative_layer():
-    rng = np.random.default_rng(0)
-    n, d = 600, 8
-    y = rng.integers(0, 2, n)
-    x = rng.normal(size=(n, 3, d)).astype(np.float32)
-    x[:, 1, 0] += 3 * (2 * y - 1)  # only layer 1 carries the label
-    model = probes.train_mix_classifier(x, y, 2, epochs=15, lr=2e-2)
-    s = model.mix.s.detach().numpy()
-    assert abs(s.sum() - 1) < 1e-6 and s.argmax() == 1
+WORDNET, BROWN = PROBE_DATA / "wordnet", PROBE_DATA / "brown"
 
 
 def test_probe_command_and_report(tmp_path, allennlp_files, monkeypatch):
@@ -69,9 +24,9 @@ def test_probe_command_and_report(tmp_path, allennlp_files, monkeypatch):
     assert main([*common, "--task", "pos"]) == 0
     assert main([*common, "--task", "wsd"]) == 0  # added to the same model's file
     report = probes.load_report(out)
-    assert report["format"] == probes.FORMAT and set(report["tasks"]) == {"wsd", "pos"}
-    for task, result in report["tasks"].items():
-        check_task(result, 3, task)
+    assert json.loads(out.read_text())["format"] == probes.FORMAT and set(report.tasks) == {"wsd", "pos"}
+    for task, result in report.tasks.items():
+        check_task_result(result, 3, task)
     table = out.with_suffix(".md").read_text()
     assert "97.3" in table and "69.0" in table and "Not comparable" in table
 
@@ -85,17 +40,47 @@ def test_missing_data_is_a_clear_error(tiny_embedder, tmp_path, monkeypatch):
         probes.run_probe(tiny_embedder, "ner")
 
 
-def test_load_report_rejects_other_json(tmp_path):
-    bad = tmp_path / "x.json"
-    bad.write_text('{"tasks": {}}')
-    with pytest.raises(ValueError, match="not a probe results file"):
-        probes.load_report(bad)
-
-
 def test_every_task_in_the_table_reports_its_data(tmp_path):
     for name, task in probes.TASKS.items():
         assert task.name == name and task.title and task.label and task.colour.startswith("#")
+        assert set(task.sizes) == set(probes.SIZES) and issubclass(task.result_type, TaskResult)
         with pytest.raises(FileNotFoundError, match="--prepare"):
-            task.find_data(tmp_path, tmp_path)
+            task.find_data({"wordnet": tmp_path, "brown": tmp_path})
     assert len(probes.data_problems(wordnet_dir=tmp_path, brown_dir=tmp_path)) == len(probes.TASKS)
     assert probes.data_problems(wordnet_dir=WORDNET, brown_dir=BROWN) == []
+    assert len({t.title for t in probes.TASKS.values()}) == len({t.label for t in probes.TASKS.values()}) \
+        == len(probes.TASKS)  # distinct probes, distinct names
+
+
+def toy_task(tmp_path: Path, calls: list) -> probes.ProbeTask:
+    """A task that is only a table entry: what a new task module would define."""
+    def run(embedder, params, max_items, seed, dirs, progress):
+        calls.append((params, max_items, seed, dirs["wordnet"]))
+        n = embedder.num_layers
+        return TaskResult(task="toy", title="Toy task (counting)", metric="accuracy", layers=[0.5] * n,
+                          mix_learned=0.6, mix_learned_how="by hand", s=[1 / n] * n, w=[0.0] * n, gamma=1.0,
+                          layer_scale=[1.0] * n, baselines={"chance": 0.25}, paper=paper,
+                          data=DataNote("toy", 3, 1, "none"), seconds=0.0)
+    paper = PaperNumbers(0.7, 0.8, "accuracy", "none")
+    return probes.ProbeTask("toy", "Toy task (counting)", "toy", "#123456", paper,
+                            {"full": {"n": 9}, "quick": {"n": 2}}, TaskResult, lambda dirs: tmp_path, run)
+
+
+def test_a_new_task_needs_only_its_entry(tiny_embedder, allennlp_files, tmp_path, monkeypatch):
+    from app import layers_logic as lg
+    from elmo_core.cli import main
+
+    calls: list = []
+    monkeypatch.setattr(probes, "TASKS", {"toy": toy_task(tmp_path, calls)})
+    result = probes.run_probe(tiny_embedder, "toy", "quick", seed=3, wordnet_dir=WORDNET)
+    assert calls == [({"n": 2}, 0, 3, WORDNET)] and result.title == "Toy task (counting)"
+    assert probes.data_problems() == []
+    report = lg.compute_report(tiny_embedder)  # the Layers page runs every task of the table
+    assert list(report.tasks) == ["toy"] and lg.task_label("toy") == "toy" and lg.task_colour("toy") == "#123456"
+    assert "Toy task (counting)" in probes.markdown_table(report)
+    assert lg.summary_rows(report)[0]["task"] == "Toy task (counting)"
+    options, weights = allennlp_files
+    out = tmp_path / "toy.json"
+    assert main(["probe", "--task", "toy", "--options", str(options), "--weights", str(weights), "--device", "cpu",
+                 "--out", str(out)]) == 0
+    assert probes.load_report(out).tasks["toy"] == replace(result, seconds=0.0)

@@ -12,8 +12,8 @@ import pytest
 from elmo_core.evaluate import loo_sense_probe
 from elmo_core.metrics import mean_over_groups, silhouette_by_sense
 from elmo_core.paths import OWN_SENTENCES
-from elmo_core.senses import read_sense_sentences, regular_forms
-from elmo_core.tokenize import tokenize
+from elmo_core.senses import read_sense_sentences
+from elmo_core.wordforms import word_forms
 
 REPO = Path(__file__).resolve().parent.parent
 PROBE = REPO / "assets" / "probes" / "sense_probe.tsv"
@@ -58,7 +58,7 @@ def test_sentences_are_unique_and_hold_their_word_once(items, rows):
     normal = [" ".join(it.tokens).lower() for it in items]
     assert not [s for s, c in Counter(normal).items() if c > 1]
     for it, row in zip(items, rows):
-        forms = regular_forms(it.lemma, "")
+        forms = word_forms(it.lemma)
         assert sum(t.lower() in forms for t in it.tokens) == 1, row["sentence"]
         assert 6 <= len(row["sentence"].split()) <= 25, row["sentence"]
 

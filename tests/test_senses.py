@@ -6,20 +6,10 @@ from pathlib import Path
 import pytest
 
 from elmo_core.paths import OWN_SENTENCES
-from elmo_core.senses import find_target, read_sense_sentences, read_wordnet_examples, regular_forms
+from elmo_core.senses import read_sense_sentences, read_wordnet_examples
+from elmo_core.wordforms import word_forms
 
 WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
-
-
-def test_regular_forms():
-    assert {"bank", "banks"} <= regular_forms("bank", "n")
-    assert {"played", "playing", "plays"} <= regular_forms("play", "v")
-    assert {"stopped", "stopping"} <= regular_forms("stop", "v")
-    assert {"studies", "studied"} <= regular_forms("study", "v")
-    assert {"lighter", "lightest"} <= regular_forms("light", "a")
-    assert "banks" not in regular_forms("bank", "a")
-    assert find_target(["The", "Banks", "flooded"], regular_forms("bank", "n")) == 1
-    assert find_target(["nothing", "here"], {"bank"}) is None
 
 
 def test_wordnet_examples_from_fixture():
@@ -28,7 +18,7 @@ def test_wordnet_examples_from_fixture():
     # light.a (one coarse sense), fast.r (one), hot_dog (multiword) are left out
     assert keys == {"bank.n", "cell.n", "mouse.n", "play.n", "play.v", "run.v"}
     for it in items:
-        assert it.word.lower() in regular_forms(it.lemma, it.pos) | {"mice", "ran"}
+        assert it.word.lower() in word_forms(it.lemma, it.pos) | {"mice", "ran"}
     words = {(it.key, it.word) for it in items}
     assert ("mouse.n", "mice") in words and ("run.v", "ran") in words  # irregular forms from the .exc files
     assert {it.sense for it in items if it.key == "bank.n"} == {"noun.object", "noun.group", "noun.artifact"}
@@ -42,7 +32,7 @@ def test_own_sentences_are_well_formed():
     by_word: dict[str, list] = {}
     for it in items:
         by_word.setdefault(it.lemma, []).append(it)
-        assert it.word.lower() in regular_forms(it.lemma, "")
+        assert it.word.lower() in word_forms(it.lemma)
     assert len(by_word) >= 15
     for word, group in by_word.items():
         assert len(group) >= 6, word

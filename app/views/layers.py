@@ -11,6 +11,7 @@ import streamlit as st
 from app import layers_logic as lg
 from app import resources
 from app.safe import md
+from elmo_core.probes import ProbeReport
 
 ss = st.session_state
 
@@ -23,12 +24,12 @@ def use_weights(task: str, s: list[float], num_layers: int) -> None:
         ss["layers_message"] = ("error", str(err))
         return
     got = lg.softmax(w)
-    ss["layers_message"] = ("success", f"The Explorer's sliders now hold the {lg.TASK_NAMES[task]} weights: "
+    ss["layers_message"] = ("success", f"The Explorer's sliders now hold the {lg.task_label(task)} weights: "
                                        f"w = {', '.join(f'{v:.1f}' for v in w)}, so s = "
                                        f"{', '.join(f'{v:.2f}' for v in got)}. Open the Explorer page to see them.")
 
 
-def results_for(model: resources.LoadedModel) -> tuple[dict | None, str, str]:
+def results_for(model: resources.LoadedModel) -> tuple[ProbeReport | None, str, str]:
     """(report, where it came from, warning) for the current model: computed in this session, else precomputed."""
     computed = ss.get("layers_computed", {}).get(model.key)
     if computed is not None:
@@ -69,13 +70,13 @@ def compute_section(model: resources.LoadedModel, have_results: bool, problems: 
     st.rerun()
 
 
-def results_section(report: dict, num_layers: int) -> None:
-    tasks = report["tasks"]
+def results_section(report: ProbeReport, num_layers: int) -> None:
+    tasks = report.tasks
     cols = st.columns(max(len(tasks), 1))
     for col, (task, result) in zip(cols, tasks.items()):
         with col:
             st.plotly_chart(lg.task_figure(result), key=f"layers_chart_{task}", width="stretch")
-            st.caption(result.get("mix_learned_how", ""))
+            st.caption(result.mix_learned_how)
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(lg.weights_figure(report), key="layers_chart_s", width="stretch")
@@ -84,8 +85,8 @@ def results_section(report: dict, num_layers: int) -> None:
         st.caption("Sets the Explorer's w sliders so that softmax(w) is the task's learned s "
                    "(rounded to the sliders' 0.1 steps). γ is left as it is.")
         for task, result in tasks.items():
-            s = result["s"]
-            st.button(f"Use the {lg.TASK_NAMES.get(task, task)} weights (s = {' / '.join(f'{v:.2f}' for v in s)})",
+            s = result.s
+            st.button(f"Use the {lg.task_label(task)} weights (s = {' / '.join(f'{v:.2f}' for v in s)})",
                       key=f"layers_use_{task}", on_click=use_weights, args=(task, s, num_layers),
                       disabled=len(s) != num_layers, width="stretch")
         message = ss.pop("layers_message", None)
@@ -94,16 +95,13 @@ def results_section(report: dict, num_layers: int) -> None:
     st.dataframe(lg.summary_table(report), hide_index=True, width="stretch",
                  column_config={"": st.column_config.TextColumn(width="small")})
     with st.expander("Data, method and how to read the numbers"):
-        st.markdown(report.get("note", ""))
-        for result in tasks.values():
-            d = result.get("data", {})
-            st.markdown(f"**{result.get('title', result['task'])}**: {d.get('source', '')}; "
-                        f"split {d.get('split', '')}; {d.get('subsample', '')}. Paper: {result['paper']['data']} "
-                        f"({result['paper']['metric']}). Run time {result.get('seconds', '?')} s.")
+        st.markdown(md(report.note))
+        for title, note in lg.data_notes(report):
+            st.markdown(f"**{md(title)}**: {md(note)}")
         st.markdown("Baselines: *mfs* is the most frequent sense (or tag of the word form) in the training split; "
                     "*chance* picks one of the lemma's training senses at random; *majority* is the most common "
                     "tag. Layer scales (mean vector length per layer; the mix works on raw layers): "
-                    + "; ".join(f"{lg.TASK_NAMES.get(t, t)} {r.get('layer_scale')}" for t, r in tasks.items()))
+                    + "; ".join(f"{lg.task_label(t)} {r.layer_scale}" for t, r in tasks.items()))
         st.code("python -m elmo_core probe --task all --checkpoint DIR --out results.json", language="bash")
 
 

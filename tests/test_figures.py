@@ -1,0 +1,35 @@
+"""app/figures.py: the plotly figures carry the data and escape what users wrote."""
+from __future__ import annotations
+
+import numpy as np
+
+from app import explore as ex
+from app import figures
+
+
+def test_figures_carry_the_data():
+    from app import figures
+    lines = [ex.Line("", "x", ("a", "bank", "<b>")), ex.Line("", "y", ("bank", "z")), ex.Line("", "x", ("bank",))]
+    occ = ex.find_occurrences(lines, "bank")
+    coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    fig = figures.contexts_map(coords, occ, lines, "label", selected=1)
+    traces = {t.name: t for t in fig.data}
+    assert set(traces) == {"x", "y", "neighbours query"}
+    assert list(traces["x"].x) == [0.0, 4.0] and [c[0] for c in traces["x"].customdata] == [0, 2]
+    assert "<b>bank</b>" in traces["x"].text[0] and "&lt;b&gt;" in traces["x"].text[0]
+    assert list(traces["neighbours query"].x) == [2.0]
+    assert figures.hover_sentence(("a", "b"), 1) == "a <b>b</b>"
+    heat = figures.similarity_heatmaps([("layer 0", np.eye(3)), ("mix", np.ones((3, 3)))], ["a", "b", "c"])
+    assert len(heat.data) == 2 and heat.data[0].zmin == 0.0
+    bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
+    assert list(bars.data[0].y) == [0.5, 1.0]
+
+
+def test_figures_escape_names_ticks_and_titles():
+    lines = [ex.Line("a bank", "<b>x</b>", ("a", "bank")), ex.Line("the bank", "<i>y</i>", ("the", "bank"))]
+    occ = ex.find_occurrences(lines, "bank")
+    fig = figures.contexts_map(np.zeros((2, 2)), occ, lines)
+    assert {t.name for t in fig.data if t.name != "neighbours query"} == {"&lt;b&gt;x&lt;/b&gt;", "&lt;i&gt;y&lt;/i&gt;"}
+    heat = figures.similarity_heatmaps([("<b>t</b>", np.eye(2))], ["<b>x</b> #1", "<i>y</i> #2"])
+    assert list(heat.data[0].x) == ["&lt;b&gt;x&lt;/b&gt; #1", "&lt;i&gt;y&lt;/i&gt; #2"]
+    assert heat.layout.annotations[0].text == "&lt;b&gt;t&lt;/b&gt;"

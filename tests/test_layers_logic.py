@@ -1,0 +1,59 @@
+"""app/layers_logic.py, the Layers page's logic without Streamlit: results for a model, pushing s to the
+explorer's sliders, the figures."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app import layers_logic as lg
+
+
+# ---- weights and results -------------------------------------------------------------------------------------------
+def test_weights_for_explorer_round_trip():
+    s = [0.2, 0.3, 0.5]
+    w = lg.weights_for_explorer(s)
+    assert all(abs(round(v * 10) - v * 10) < 1e-9 for v in w)  # on the sliders' 0.1 grid
+    assert np.allclose(lg.softmax(w), s, atol=0.02)
+    w = lg.weights_for_explorer([0.99998, 0.00001, 0.00001])
+    assert min(w) >= -5 and max(w) <= 5 and np.argmax(lg.softmax(w)) == 0
+    with pytest.raises(ValueError):
+        lg.weights_for_explorer([0.5, 0.0, 0.5])
+
+
+def test_apply_weights_updates_sliders_and_view():
+    from app.state import VIEW, View, weight_key
+    state = {VIEW: View(text="x", weights=(0.0, 0.0, 0.0)), weight_key(0): 1.0}
+    w = lg.apply_weights(state, [0.1, 0.6, 0.3], 3)
+    assert [state[weight_key(j)] for j in range(3)] == w and state[VIEW].weights == tuple(w)
+    assert state[VIEW].text == "x"
+    with pytest.raises(ValueError, match="2 layers; the model has 3"):
+        lg.apply_weights({}, [0.5, 0.5], 3)
+
+
+def test_matching_report(fixture_report):
+    path, report = fixture_report
+    loaded, why = lg.load_precomputed(path)
+    assert loaded == report and why == ""
+    fp = report.model.fingerprint
+    assert lg.matching_report(loaded, fp, "startup:x") == (loaded, "")
+    assert lg.matching_report(loaded, "other", "startup:x") == (None, "")
+    got, warning = lg.matching_report(loaded, "other", "default")
+    assert got is loaded and "another version" in warning
+    assert lg.load_precomputed(path.parent / "missing.json")[0] is None
+    path.write_text("{broken")
+    assert "Could not read" in lg.load_precomputed(path)[1]
+
+
+def test_figures(fixture_report):
+    _, report = fixture_report
+    fig = lg.task_figure(report.tasks["pos"])
+    assert list(fig.data[0].y) == [50.0, 70.0, 60.0, 72.0] and list(fig.data[1].y) == [97.3, 96.8]
+    s_fig = lg.weights_figure(report)
+    assert [list(t.y) for t in s_fig.data] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
+    assert len(lg.summary_rows(report)) == 2
+    # the paper's diamonds stand beside their bars (x = j + offset), not on the bars' value labels
+    assert list(fig.data[1].x) == [1 + lg.PAPER_OFFSET, 2 + lg.PAPER_OFFSET] and lg.PAPER_OFFSET > lg.BAR_WIDTH / 2
+    assert list(fig.layout.xaxis.ticktext) == ["layer 0", "layer 1", "layer 2", "learned mix"]
+    table = lg.summary_table(report)
+    assert table[""][:4] == ["layer 0", "layer 1", "layer 2", "learned mix"]
+    assert len(table) == 3 and table[report.tasks["pos"].title][:4] == ["50.0", "70.0", "60.0", "72.0"]
