@@ -453,7 +453,7 @@ def sentence_layer_norm(acts: np.ndarray, offsets: np.ndarray, eps: float = 1e-1
 
 # ---- projection ---------------------------------------------------------------------------------------
 PROJECTIONS = ("auto", "pca", "umap", "tsne")
-PROJECTION_NAMES = {"auto": "auto (PCA below 15 points, else UMAP)", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
+PROJECTION_NAMES = {"auto": "auto (PCA or UMAP)", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
 
 _UMAP_LOCK = threading.Lock()  # numba's default threading layer breaks when several threads run UMAP at once
 

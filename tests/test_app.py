@@ -405,3 +405,34 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
     # the Senses tab lists every occurrence once, in its cluster
     senses = " ".join(str(h.proto.body) for h in at.get("html"))
     assert senses.count("cluster 1") >= 1 and "cluster 3" in senses
+
+
+def test_umap_status_shows_only_while_it_is_true(monkeypatch):
+    from app import resources
+    warm = ex.UmapWarmUp()
+    warm.state = "warming"
+    monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
+    at = start(ex="bank", word="bank")
+    no_errors(at)
+    assert any("UMAP is compiling" in str(c.value) for c in at.sidebar.caption)
+    warm.state = "ready"
+    at.run()
+    no_errors(at)
+    assert not any("UMAP" in str(c.value) for c in at.sidebar.caption)
+
+
+def test_presentation_mode_and_the_case_note():
+    at = start(ex="spring", word="spring", present="1", color="spelling")
+    no_errors(at)
+    assert at.toggle(key="app_present").value
+    assert not any(c.key == "explorer_layer_norm" for c in at.checkbox)  # fewer controls
+    assert not any("ELMo gives every word a vector" in m.value for m in at.markdown)
+    assert any("Layer 0 (the character CNN) reads each spelling as written" in shown(c.value) for c in at.caption)
+    spec = map_spec(at)
+    assert {t["name"] for t in spec["data"]} == {"spring", "Spring", "neighbours query"}  # coloured by spelling
+    at.checkbox(key="explorer_fold_case").uncheck().run()
+    no_errors(at)
+    tokens = [t for ln in ex.parse_input(EXAMPLE_SETS["spring"].text).lines for t in ln.tokens]
+    exact, folded = tokens.count("spring"), sum(t.casefold() == "spring" for t in tokens)
+    assert exact < folded and len(frame_of(at).rows) == exact  # "Spring" is no longer an occurrence
+    assert at.query_params["case"] == "exact" and at.query_params["present"] == "1"

@@ -11,6 +11,8 @@ Without them the test is skipped, unless ``ELMO_REQUIRE_BROWSER=1`` (CI), where 
 """
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import re
 import shutil
@@ -30,10 +32,10 @@ FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROME_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-                "--window-size=1400,2600"]
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
 STARTUP_TIMEOUT = 60  # server start (imports torch, streamlit) on a busy 2-core machine
 STEP_TIMEOUT = 30  # one rerun of the page in the browser
+FIRST_PAGE_TIMEOUT = 150  # a browser's first page: a new session (and on the first one, the model's first use)
 
 # "bank" occurs most often, so the app suggests it; the test then picks "light" by hand.
 SENTENCES = """[money] The bank raised its rates.
@@ -121,11 +123,9 @@ def app_url(tmp_path):
         log.close()
 
 
-@pytest.fixture
-def browser():
-    reason = _browser_missing()
-    if reason:
-        _skip_or_fail(reason)
+@contextlib.contextmanager
+def _chromium(window: str = "1400,2600"):
+    """A fresh headless Chromium (its own empty profile: no cookies, no storage, a new Streamlit session)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -133,6 +133,7 @@ def browser():
     options.binary_location = CHROMIUM
     for flag in CHROME_FLAGS:
         options.add_argument(flag)
+    options.add_argument(f"--window-size={window}")
     profile = tempfile.mkdtemp(prefix="elmo-chromium-")
     options.add_argument(f"--user-data-dir={profile}")
     # An explicit driver path means Selenium Manager is never run (it would try to download a driver).
@@ -145,6 +146,15 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
 
+@pytest.fixture
+def browser():
+    reason = _browser_missing()
+    if reason:
+        _skip_or_fail(reason)
+    with _chromium() as driver:
+        yield driver
+
+
 # ---- page helpers -------------------------------------------------------------------------------------------
 MAP_DATA_JS = """
 const g = document.querySelector('.js-plotly-plot');
@@ -155,12 +165,14 @@ return g._fullData.map(t => [t.name, Array.from(t.x || []), Array.from(t.y || []
 
 def _wait(driver, what: str, condition, timeout: float = STEP_TIMEOUT):
     """Poll ``condition(driver)`` until it returns something truthy; fail with the page's errors if not."""
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     deadline = time.monotonic() + timeout
     while True:
         try:
             value = condition(driver) if _idle(driver) else None
         except StaleElementReferenceException:  # a rerun replaced the element: look again
+            value = None
+        except TimeoutException:  # a script that a starved browser did not finish in time: ask again
             value = None
         if value:
             return value
@@ -313,3 +325,97 @@ def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
         out = Path(os.environ["ELMO_SCREENSHOT_DIR"])
         out.mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, out / shot.name)
+SCROLL_TO_MAP_JS = """
+const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+if (chart) chart.scrollIntoView({block: 'center'});  // a chart outside the window may not be drawn yet
+"""
+
+
+def _map_points(driver, timeout: float = STEP_TIMEOUT) -> list | None:
+    """The contexts map's traces as [name, xs, ys], once the map is drawn."""
+    return _wait(driver, "the map", lambda d: d.execute_script(SCROLL_TO_MAP_JS + MAP_DATA_JS), timeout)
+
+
+def _truncated(driver, css: str) -> list[str]:
+    """Texts of the elements matching ``css`` that are cut (wider than their box, or an ellipsis)."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll(arguments[0]))
+            .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.innerText);
+    """, css)
+
+
+LABELS = ('[data-testid="stWidgetLabel"] p, [data-testid="stCheckbox"] label p, '
+          '[data-testid="stMarkdownContainer"] p, [role="tab"] p')
+
+
+def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(browser, app_url):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    d = browser
+    d.get(app_url + "/?ex=bank&word=bank")
+    first = _map_points(d, FIRST_PAGE_TIMEOUT)
+    # change controls: w_1 by keyboard, layer norm, colour by sentence, the query occurrence, the tab
+    slider = _find(d, ".st-key-explorer_w_1 input[type=range]")
+    d.execute_script("arguments[0].focus();", slider)
+    for _ in range(3):
+        slider.send_keys(Keys.ARROW_RIGHT)
+    _wait(d, "w_1 = 0.3 in the URL", lambda d: "w=0%2C0.3%2C0" in d.current_url)
+    _find(d, ".st-key-explorer_layer_norm label").click()
+    _wait(d, "layer norm in the URL", lambda d: "ln=1" in d.current_url)
+    sentence = _wait(d, "the colour-by radio", lambda d: next(
+        (e for e in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_color_by label") if e.text == "sentence"), None))
+    sentence.click()
+    _wait(d, "colour by sentence in the URL", lambda d: "color=sentence" in d.current_url)
+    point = d.execute_script("""const g = document.querySelector('.js-plotly-plot');
+        const t = g._fullData.findIndex(t => t.name === 'sentence 5');  // click occurrence #5 on the map
+        return t;""")
+    assert point >= 0
+    d.execute_script("""const g = document.querySelector('.js-plotly-plot');
+        const t = g._fullData.findIndex(t => t.name === 'sentence 5');
+        g.emit('plotly_selected', {points: [{curveNumber: t, pointNumber: 0, pointIndex: 0,
+                                             customdata: g._fullData[t].customdata[0]}]});""")
+    _wait(d, "the clicked query #5 in the URL", lambda d: "q=5" in d.current_url)
+    link = d.current_url
+    shown = _map_points(d)
+    assert shown != first  # the controls changed the picture
+    assert "sentence 5" in [t[0] for t in shown]
+
+    # the same link in a fresh browser: the same picture, point for point
+    with _chromium() as fresh:
+        fresh.get(link)
+        again = _wait(fresh, "the same map", lambda f: (lambda data: data if data and any(
+            t[0] == "sentence 5" for t in data) else None)(f.execute_script(SCROLL_TO_MAP_JS + MAP_DATA_JS)),
+            FIRST_PAGE_TIMEOUT)
+        assert [t[0] for t in again] == [t[0] for t in shown]
+        for a, b in zip(again, shown):
+            assert a[1] == pytest.approx(b[1], abs=1e-9) and a[2] == pytest.approx(b[2], abs=1e-9), (a, b)
+        ring = next(t for t in again if t[0] == "neighbours query")
+        five = next(t for t in again if t[0] == "sentence 5")
+        assert (ring[1], ring[2]) == (five[1], five[2])  # the query occurrence travelled too
+        assert fresh.find_element(By.CSS_SELECTOR, ".st-key-explorer_layer_norm input").is_selected()
+        total = 2 + math.exp(0.3)
+        assert _s_values(fresh) == [f"{v:.3f}" for v in (1 / total, math.exp(0.3) / total, 1 / total)]
+        assert not _page_errors(fresh)
+
+    # presentation mode at projector width: larger type, fewer controls, nothing cut
+    with _chromium("1024,900") as small:
+        small.get(link + "&present=1")
+        _map_points(small, FIRST_PAGE_TIMEOUT)
+        assert small.execute_script("return getComputedStyle(document.documentElement).fontSize") == "19px"
+        assert not small.find_elements(By.CSS_SELECTOR, ".st-key-explorer_layer_norm")  # fewer controls
+        assert "ELMo gives every word a vector" not in _body_text(small)  # no intro
+        width = small.execute_script("return document.documentElement.clientWidth")
+        right = small.execute_script("return document.querySelector('.js-plotly-plot').getBoundingClientRect().right")
+        assert right <= width, (right, width)
+        assert _truncated(small, LABELS) == []
+        assert not _page_errors(small)
+        # and the normal mode at the same width cuts no label either, and keeps the formula on one line
+        small.get(link)
+        _map_points(small)
+        assert small.execute_script("return getComputedStyle(document.documentElement).fontSize") != "19px"
+        assert _truncated(small, LABELS) == []
+        formula = next(e for e in small.find_elements(By.CSS_SELECTOR, '[data-testid="stMarkdownContainer"] p')
+                       if e.text.startswith("ELMo = γ"))
+        line = small.execute_script("return parseFloat(getComputedStyle(arguments[0]).lineHeight)", formula)
+        assert formula.size["height"] < 2 * line, formula.size

@@ -300,7 +300,9 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
         o[0].checkbox("layer norm", key=state.LAYER_NORM,
                       help="Normalise each layer of each sentence with one mean and variance over all its values "
                            "(AllenNLP's do_layer_norm) before mixing.")
-        o[1].selectbox("2-D projection", ex.PROJECTIONS, key=state.PROJECTION, format_func=ex.PROJECTION_NAMES.get)
+        o[1].selectbox("2-D projection", ex.PROJECTIONS, key=state.PROJECTION, format_func=ex.PROJECTION_NAMES.get,
+                       help=f"auto: PCA below {ex.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
+                            "else UMAP.")
         o[2].checkbox("other words in grey", key=state.CONTEXT,
                       help="Also place the sentences' other words on the map (projected together with the occurrences).")
 
@@ -373,7 +375,7 @@ def share_row(model: resources.LoadedModel, num_layers: int) -> None:
     if not state.text_fits_link(view):
         notes.append(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): "
                      "the link keeps the word and the controls only. Share the sentences as a .txt file.")
-    left, right = st.columns([1, 4], vertical_alignment="center")
+    left, right = st.columns([1.3, 4], vertical_alignment="center")
     with left:
         copy_button(link)
     with right:
@@ -386,10 +388,10 @@ def copy_button(link: str) -> None:
     enters only as a JSON string literal with "<" escaped, so it can end neither the string nor the script."""
     data = json.dumps(link).replace("<", "\\u003c")
     st.iframe(
-        "<style>button{font:14px sans-serif;padding:6px 12px;border:1px solid #ccc;border-radius:8px;"
-        "background:#fff;cursor:pointer}button:hover{border-color:#ff4b4b;color:#ff4b4b}"
-        "span{font:13px sans-serif;color:#555;margin-left:6px}</style>"
-        "<button id='copy' title='Copy the link of this view'>🔗 Copy link</button><span id='done'></span>"
+        "<style>html,body{margin:0;overflow:hidden}button{font:14px sans-serif;padding:6px 12px;white-space:nowrap;"
+        "border:1px solid #ccc;border-radius:8px;background:#fff;cursor:pointer}"
+        "button:hover{border-color:#ff4b4b;color:#ff4b4b}span{font:13px sans-serif;color:#555;margin-left:6px}</style>"
+        "<button id='copy' title='Copy the link of this view'>Copy link</button><span id='done'></span>"
         f"<script>const link = {data};"
         "document.getElementById('copy').onclick = async () => {"
         "  const done = document.getElementById('done');"
@@ -397,7 +399,7 @@ def copy_button(link: str) -> None:
         "  catch (e) { const t = document.createElement('textarea'); t.value = link; document.body.appendChild(t);"
         "    t.select(); const ok = document.execCommand('copy'); t.remove();"
         "    done.textContent = ok ? 'copied' : 'copy it from the address bar'; }"
-        "};</script>", height=44, width="stretch")
+        "};</script>", height=40, width="stretch")
 
 
 def n_clusters() -> int:
@@ -468,7 +470,7 @@ def neighbours_tab(frame: Frame, occurrences, table) -> None:
                  format_func=lambda i: f"#{i + 1} · {occurrences[i].label or ''} · "
                                        f"{marked(lines[occurrences[i].line].tokens, occurrences[i].position, 6)}")
     c2.number_input("k", min_value=state.K_RANGE[0], max_value=state.K_RANGE[1], key=state.K)
-    c3.checkbox("same word only (Table 4 style)", key=state.SAME_WORD,
+    c3.checkbox("same word only", key=state.SAME_WORD,
                 help="Search only the other occurrences of the target word, as the ELMo paper's Table 4 does.")
     q_occ = occurrences[frame.query]
     st.html(kwic_table([kwic(lines[q_occ.line].tokens, q_occ.position, 80, 80)], [("query", "n", [f"#{frame.query + 1}"])]))

@@ -1,8 +1,8 @@
-"""Layers page: what each biLM layer knows (word-sense and part-of-speech probes, learned layer weights s).
+"""Layer probes page: what each biLM layer knows (word-sense and part-of-speech probes, learned layer weights s).
 
 Widgets and wiring only; the logic is in ``app/layers_logic.py`` and ``elmo_core.probes``. Session-state keys
-of this page start with "layers_"; "use these weights" writes the explorer's ``w_0`` .. ``w_L`` (and its
-remembered ``_view``).
+of this page start with "layers_"; "use these weights" writes the explorer's weight sliders through
+``app.state.set_layer_weights`` (which updates its remembered view too).
 """
 from __future__ import annotations
 
