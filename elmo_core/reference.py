@@ -151,9 +151,13 @@ class ReferenceCorpus:
             ids = ids[np.linspace(0, total - 1, limit).round().astype(int)] if limit else ids[:0]
         return [self.tokens(int(i)) for i in ids], total
 
-    def vocabulary(self, n: int | None = None) -> list[str]:
-        """The ``n`` (default: all) most frequent word types of the corpus, most frequent first."""
-        return self.vocab[:n].tolist()
+    def vocabulary(self, n: int | None = None, terms: frozenset[str] | None = None) -> list[str]:
+        """The ``n`` (default: all) most frequent word types of the corpus, most frequent first, without the
+        offensive terms (``terms``, default the shipped list): the vocabulary comes from the whole training
+        split, which the sentence filter never saw, and its words are shown as layer-0 neighbours."""
+        terms = read_terms() if terms is None else terms
+        words = [w for w in self.vocab.tolist() if not offensive_tokens([w], terms)]
+        return words[:n] if n is not None else words
 
 
 # ---- building -------------------------------------------------------------------------------------------------

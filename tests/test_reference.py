@@ -83,6 +83,16 @@ def test_the_vocabulary_is_cased_and_by_frequency(shipped):
     assert {"The", "the", "Bank", "bank"} <= set(shipped.vocabulary(5000))
 
 
+def test_the_vocabulary_for_layer0_neighbours_leaves_out_offensive_terms(shipped):
+    terms = rf.read_terms()
+    listed = [w for w in shipped.vocab.tolist() if rf.offensive_tokens([w], terms)]
+    assert "bitch" in listed  # the training split has them: the filter has work to do
+    words = shipped.vocabulary()
+    assert not set(listed) & set(words)
+    assert len(words) == 50_000 - len(listed)
+    assert len(shipped.vocabulary(1000)) == 1000 and shipped.vocabulary(1000) == words[:1000]
+
+
 def test_the_files_are_small(shipped):
     sizes = {f: (rf.REFERENCE_DIR / f).stat().st_size for f in (rf.SENTENCES_FILE, rf.INDEX_FILE)}
     assert sum(sizes.values()) < 8 * 2**20, sizes
