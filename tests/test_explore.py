@@ -432,3 +432,14 @@ def test_control_and_zero_width_characters_do_not_make_sentences_or_tokens():
     assert [ln.label for ln in parsed.lines] == ["river", "money"]
     assert parsed.lines[0].tokens == ("We", "sat", "on", "the", "bank", "of", "the", "river.", "Then", "we", "left.")
     assert parsed.lines[1].tokens == ("The", "bank", "raised", "rates.")
+
+
+def test_exact_case_occurrences_still_follow_the_one_rule():
+    # elmo_core.wordforms decides which tokens are the word (whole tokens, a possessive ending off,
+    # inflections); without case folding they must also have the typed capitals (wordforms.same_case)
+    lines = ex.parse_input("The Bank was shut .\nThe bank 's door .\nRiver-Bank and Banks .").lines
+    lines = list(lines) + [ex.Line("Bank\u2019s vault", None, ("Bank\u2019s", "vault"))]  # a token that kept it
+    assert [o.token for o in ex.find_occurrences(lines, "Bank", fold_case=False)] == ["Bank", "Bank\u2019s"]
+    assert [o.token for o in ex.find_occurrences(lines, "Bank", True, fold_case=False)] == ["Bank", "Banks",
+                                                                                            "Bank\u2019s"]
+    assert [o.token for o in ex.find_occurrences(lines, "bank", True)] == ["Bank", "bank", "Banks", "Bank\u2019s"]

@@ -106,3 +106,11 @@ def test_token_pattern_agrees_with_is_form():
     assert [t for t in line.split() if is_form(t, forms)] == hits
     with pytest.raises(ValueError):
         token_pattern(frozenset())
+
+
+def test_same_case_keeps_the_typed_capitals_over_the_shared_spelling():
+    from elmo_core.wordforms import same_case
+    assert same_case("Banks", "Bank") and same_case("Bank's", "Bank") and same_case("Bank\u2019s", "Bank")
+    assert not same_case("banks", "Bank") and not same_case("BANKS", "Bank") and not same_case("bank", "Bank")
+    assert same_case("studies", "study") and not same_case("Studies", "study")
+
