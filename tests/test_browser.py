@@ -215,7 +215,7 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
 
     d = browser
     d.get(app_url + "/")
-    _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_sentences textarea"), 45)
+    _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_sentences textarea"), 120)
 
     # 1. type the sentences (Ctrl+Enter submits a text area)
     area = _find(d, ".st-key-explorer_sentences textarea")
