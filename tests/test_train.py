@@ -1,6 +1,7 @@
 """Training: the loss falls on a tiny corpus, --resume continues exactly, DDP runs with 2 gloo processes."""
 import json
 import os
+import socket
 import subprocess
 import sys
 from dataclasses import asdict
@@ -78,7 +79,13 @@ def test_ddp_two_cpu_processes(corpus, tmp_path):
     path = tmp_path / "cfg.json"
     path.write_text(json.dumps(asdict(cfg)))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).parent.parent)}
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29517",
+    # A port the system says is free now: a fixed one collided with something else on a CI machine once
+    # (rank 1 aborted while connecting).
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr",
+                           "127.0.0.1", "--master_port", str(port),
                            "-m", "elmo_core", "train", str(path), "--quiet"],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
