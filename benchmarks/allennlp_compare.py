@@ -161,7 +161,7 @@ def main() -> None:
             f"`batch_to_ids` + `_ElmoBiLm`, random weights, 20-token sentences, median of {args.repeats} "
             f"alternating repeats; regenerate with `python benchmarks/allennlp_compare.py --readme`.\n\n"
             + table(results))
-    if "bfloat16" not in compare:
+    if BFLOAT16 not in compare:
         text += ("\n\nbf16: not offered on this CPU (no AVX512-BF16/AMX; PyTorch's fallback bfloat16 GEMM is "
                  "50-100x slower than float32 here, see docs/performance.md).")
     print(text)
