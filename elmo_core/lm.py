@@ -134,10 +134,12 @@ class BiLanguageModel(nn.Module):
         bilm: the biLM (its top layer feeds the softmax).
         vocab_size: V, including ``<S>``, ``</S>``, ``<UNK>``.
         dropout: on the top layer before the softmax (training only).
+        occurrence_min_id: vocabulary ids from which words form same-word pairs for ``occurrence_distance``;
+            None (default) leaves the occurrence term out. occurrence_temperature: its softmax temperature.
     """
 
     def __init__(self, bilm: BiLM, vocab_size: int, dropout: float = 0.1, cutoffs: list[int] | None = None,
-                 lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int = 150,
+                 lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int | None = None,
                  occurrence_temperature: float = 0.1):
         super().__init__()
         self.bilm = bilm
@@ -193,9 +195,10 @@ class BiLanguageModel(nn.Module):
                     geometry = torch.cat([nn.functional.normalize(geometry.float(), dim=-1, eps=1e-6),
                                           nn.functional.normalize(context_bag[tmask].float(), dim=-1, eps=1e-6)], dim=-1)
                 similarity_loss = similarity_distance(inner[tmask], geometry)
-                token_ids = word_ids[:, 1 : targets.shape[1] + 1][tmask]
-                occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id,
-                                                     self.occurrence_temperature)
+                if self.occurrence_min_id is not None:  # None: the term is not in this run's objective
+                    token_ids = word_ids[:, 1 : targets.shape[1] + 1][tmask]
+                    occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id,
+                                                         self.occurrence_temperature)
         top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)
         p = top.shape[-1] // 2
         mask = out.mask

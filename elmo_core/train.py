@@ -337,7 +337,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     lexical_dim, contextual_dim = teacher_dims(cfg)
     model = BiLanguageModel(BiLM(bilm_cfg, dropout=cfg.dropout), len(vocab), dropout=cfg.dropout,
                             lexical_dim=lexical_dim, contextual_dim=contextual_dim,
-                            occurrence_min_id=cfg.occurrence_min_id,
+                            occurrence_min_id=cfg.occurrence_min_id if cfg.occurrence_weight else None,
                             occurrence_temperature=cfg.occurrence_temperature).to(device)
     if init is not None and not (resume and ckpt.exists()):
         # Teacher heads start fresh: the earlier run's heads may read other teacher states (another layer or basis).
@@ -350,7 +350,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
             raise ValueError(f"{init}: checkpoint does not fit this config: {bad[:5]}")
     glove = None
     if cfg.lexical_weight or cfg.bag_teacher:
-        from .teacher import lexical_targets
+        from .teacher import context_bags, lexical_targets
         glove = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
     lexical = glove if cfg.lexical_weight else None
     anchors = None
@@ -417,12 +417,12 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 ctx = None
                 if contextual is not None:
                     ctx = tuple(t.to(device) for t in contextual.batch([line_of[i] for i in idx], char_ids.shape[1]))
+                words = words.to(device)
                 bag = None
                 if cfg.bag_teacher:
-                    from .teacher import context_bags
-                    bag = context_bags(words.to(device), torch.as_tensor(lengths[idx], device=device), *glove)
+                    bag = context_bags(words, torch.as_tensor(lengths[idx], device=device), *glove)
                 with autocast:
-                    loss: LMLoss = wrapped(char_ids.to(device), words.to(device), lexical, ctx, bag)
+                    loss: LMLoss = wrapped(char_ids.to(device), words, lexical, ctx, bag)
                 optimizer.zero_grad(set_to_none=True)
                 loss.total(cfg.lexical_weight, cfg.contextual_weight, cfg.similarity_weight,
                            cfg.occurrence_weight).backward()
