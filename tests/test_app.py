@@ -41,13 +41,6 @@ def warnings(at: AppTest) -> str:
     return "\n".join(shown(w.value) for w in at.warning)
 
 
-def open_tab(at: AppTest, tab: str) -> AppTest:
-    """Switch the explorer to one of ``state.TABS`` as a click on it does (only the open tab is drawn)."""
-    from app import state
-    at.session_state[state.TAB] = state.TABS[tab]
-    return at.run()
-
-
 def map_spec(at: AppTest) -> dict:
     return json.loads(at.get("plotly_chart")[0].proto.spec)
 
@@ -157,10 +150,7 @@ def test_layers_tab_scores_layer0_at_chance():
     # points among the 11 tied neighbours, (6 - 1) / 11, which is also the chance level.
     assert scores[0].knn_accuracy == pytest.approx(5 / 11)
     assert scores[0].chance == pytest.approx(5 / 11)
-    assert len(at.get("plotly_chart")) == 1  # only the open tab is drawn: the map
-    open_tab(at, "similarity")
-    no_errors(at)
-    heatmaps = json.loads(at.get("plotly_chart")[0].proto.spec)  # the map is not drawn now
+    heatmaps = json.loads(at.get("plotly_chart")[1].proto.spec)
     layer0 = np.array(values(heatmaps["data"][0]["z"]))
     np.testing.assert_allclose(layer0, np.ones((12, 12)), atol=1e-6)
 
@@ -169,15 +159,12 @@ def test_neighbours_follow_the_query_occurrence():
     at = start(ex="bank", word="bank")
     first = frame_of(at).neighbours
     assert len(first) == 10 and all(0 <= n[2] <= 1.0001 for n in first)
-    open_tab(at, "neighbours")
     at.selectbox(key="explorer_query").set_value(7).run()
     no_errors(at)
     assert frame_of(at).query == 7
     assert frame_of(at).neighbours != first
     at.checkbox(key="explorer_same_word").check().run()
     assert {n[0].lower() for n in frame_of(at).neighbours} == {"bank"}
-    open_tab(at, "map")  # the query and "same word only" stay when their tab is hidden
-    assert frame_of(at).query == 7 and {n[0].lower() for n in frame_of(at).neighbours} == {"bank"}
     spec = map_spec(at)
     ring = next(t for t in spec["data"] if t["name"] == "neighbours query")
     assert ring["customdata"] == [[7]]
@@ -199,7 +186,7 @@ def test_reference_corpus_neighbours(monkeypatch, tmp_path):
     write_reference(tmp_path / "ref", ["The bank of the river flooded .", "She works at a bank .", "Nothing here .",
                                        "Banks lend money ."], [("the", 9), ("bank", 5), ("river", 2), ("money", 1)], {})
     monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "ref"))
-    at = start(ex="bank", word="bank", tab="neighbours")
+    at = start(ex="bank", word="bank")
     no_errors(at)
     found = frame_of(at).reference_neighbours
     assert len(found) == 2 and all(k.target == "bank" for _, k in found)
@@ -218,7 +205,7 @@ def test_reference_corpus_neighbours(monkeypatch, tmp_path):
 
 
 def test_no_reference_corpus_is_said_not_hidden():
-    at = start(ex="bank", word="bank", tab="neighbours")  # app_env points ELMO_EXPLORER_REFERENCE at a missing folder
+    at = start(ex="bank", word="bank")  # app_env points ELMO_EXPLORER_REFERENCE at a missing folder
     no_errors(at)
     assert any("No reference corpus" in str(i.value) for i in at.info)
     assert "among your sentences' words" in frame_of(at).layer0_note
@@ -290,9 +277,6 @@ def test_thousands_of_lines_are_capped():
     no_errors(at)
     assert f"first {ex.MAX_LINES} of 2000 lines" in warnings(at)
     assert len(frame_of(at).rows) == ex.MAX_LINES
-    assert "s" not in at.query_params
-    assert any("too long to keep in the link" in str(c.value) for c in at.caption)  # beside "Copy link"
-    open_tab(at, "export")
     assert "too long to keep in the link" in warnings(at) and "s" not in at.query_params
 
 
@@ -365,10 +349,6 @@ def test_labels_reach_plotly_escaped():
     at = start(s=text, word="bank")
     assert not at.exception and not at.error
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    names = {t.get("name") for t in specs[0]["data"]}  # the map's legend
-    open_tab(at, "similarity")  # the heatmaps' ticks and the separation chart
-    assert not at.exception and not at.error
-    specs += [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     strings = []
 
     def walk(node):
@@ -386,6 +366,7 @@ def test_labels_reach_plotly_escaped():
     joined = "\n".join(strings)
     assert "<a href" not in joined and "<span" not in joined
     assert plot(LABEL_LINK) in joined and plot(LABEL_BIG) in joined  # legend, hover and heatmap ticks
+    names = {t.get("name") for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
     assert plot(LABEL_LINK) in names
 
 
@@ -412,8 +393,8 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
     no_errors(at)
     frame = frame_of(at)
     assert frame.clusters.k == 3 and frame.clusters.chosen_by == "manual"
-    # the link's tab is the only one drawn: no small multiples until the map is open
-    assert state.private("layer_maps") not in at.session_state
+    maps = at.session_state[state.private("layer_maps")]
+    assert len(maps.coords) == 4 and all(c.shape == (12, 2) for c in maps.coords)
     sides = at.session_state[state.private("compare_sides")]
     assert [s.key for s in sides] == ["bundled:default", "bundled:lm-only"]  # the startup model is the fixture
     assert all(s.frame.vectors.shape[0] == 12 for s in sides) and sides[1].aligned
@@ -422,18 +403,8 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
     params = state.view_to_query(at.session_state[state.VIEW])
     assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
     # the Senses tab lists every occurrence once, in its cluster
-    assert "cluster 3" not in " ".join(str(h.proto.body) for h in at.get("html"))
-    open_tab(at, "senses")
-    no_errors(at)
     senses = " ".join(str(h.proto.body) for h in at.get("html"))
     assert senses.count("cluster 1") >= 1 and "cluster 3" in senses
-    open_tab(at, "map")  # the link's "layers side by side": four maps, and the link keeps every control
-    no_errors(at)
-    maps = at.session_state[state.private("layer_maps")]
-    assert len(maps.coords) == 4 and all(c.shape == (12, 2) for c in maps.coords)
-    assert len(at.get("plotly_chart")) == 2  # the mix's map and the small multiples
-    params = state.view_to_query(at.session_state[state.VIEW])
-    assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
 
 
 def test_umap_status_shows_only_while_it_is_true(monkeypatch):

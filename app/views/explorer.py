@@ -341,25 +341,23 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     share_row(model, num_layers)
     labels = list(state.TABS.values())
     tabs = st.tabs(labels, key=state.TAB, on_change="rerun")
-    # Only the open tab is drawn (the tabs rerun the page on a switch): a fresh session's first page then
-    # sends, and the browser lays out, one tab's charts and tables instead of all six. Widgets of the hidden
-    # tabs keep their values through state.remember / state.restore.
-    if tabs[0].open is not False:
-        with tabs[0]:
-            if frame.same_vector:
-                why = ("layer 0 is context-free, so a word's vector does not depend on its sentence" if s[0] > 0.99
-                       else "the occurrences do not differ in this mix (e.g. identical sentences)")
-                st.info(f"All {plural(n, 'occurrence')} have the same vector here: {why}. They are drawn at one "
-                        "spot; move weight to layers 1 and 2 to see context effects.")
-            map_tab(frame, occurrences, table, model.display_name)
-    for tab, draw in zip(tabs[1:], (lambda: neighbours_tab(frame, occurrences, table),
-                                    lambda: similarity_tab(frame, occurrences),
-                                    lambda: senses_tab(frame, occurrences, table),
-                                    lambda: compare_tab(model, table, frame, occurrences),
-                                    lambda: export_tab(table, occurrences, frame, model))):
-        if tab.open is not False:
-            with tab:
-                draw()
+    with tabs[0]:
+        if frame.same_vector:
+            why = ("layer 0 is context-free, so a word's vector does not depend on its sentence" if s[0] > 0.99
+                   else "the occurrences do not differ in this mix (e.g. identical sentences)")
+            st.info(f"All {plural(n, 'occurrence')} have the same vector here: {why}. They are drawn at one "
+                    "spot; move weight to layers 1 and 2 to see context effects.")
+        map_tab(frame, occurrences, table, model.display_name)
+    with tabs[1]:
+        neighbours_tab(frame, occurrences, table)
+    with tabs[2]:
+        similarity_tab(frame, occurrences)
+    with tabs[3]:
+        senses_tab(frame, occurrences, table)
+    with tabs[4]:
+        compare_tab(model, table, frame, occurrences)
+    with tabs[5]:
+        export_tab(table, occurrences, frame, model)
     sync_url(num_layers, model)
     state.remember(ss)
 
@@ -417,7 +415,11 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
                    f"{ex.MIN_POINTS_FOR_MAP} points, so there is no map. The occurrences above, the neighbours and "
                    "the export still work.")
         return
-    choices = colour_choices(frame, occurrences)
+    has_labels = any(o.label for o in occurrences)
+    several_spellings = len(ex.spellings(occurrences)) > 1
+    choices = [c for c in state.COLOR_BY_CHOICES
+               if (c != "label" or has_labels) and (c != "spelling" or several_spellings)
+               and (c != "cluster" or frame.clusters is not None)]
     if ss.get(state.COLOR_BY) not in choices:
         ss[state.COLOR_BY] = choices[0]
     left, right = st.columns([1, 1], vertical_alignment="center")
@@ -430,7 +432,8 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     color_by = ss[state.COLOR_BY]
     method = METHOD_NAMES.get(proj.method, proj.method)
     settings = exports.Settings.of_frame(frame, model_name)
-    fig = map_figure(frame, occurrences, table, model_name)
+    fig = figures.frame_map(frame, occurrences, table, color_by, title=exports.map_title(settings, method))
+    ss[state.private("map_figure")] = fig
     st.plotly_chart(fig, key=state.MAP_CHART, on_select="rerun", selection_mode="points", width="stretch",
                     config=exports.png_config(exports.file_stem(frame.word, model_name, "map")))
     what = f"the {n} occurrence vectors" + (f" and {len(context_rows)} other words" if len(context_rows) else "")
@@ -440,25 +443,6 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
                f"Mix + projection: {frame.map_ms:.0f} ms.")
     if ss.get(state.MAP_VIEW) == state.MAP_VIEWS["layers"]:
         layers_side_by_side(frame, occurrences, table, color_by, settings)
-
-
-def colour_choices(frame: Frame, occurrences) -> list[str]:
-    """The map's colour-by choices that mean something for these occurrences."""
-    has_labels = any(o.label for o in occurrences)
-    several_spellings = len(ex.spellings(occurrences)) > 1
-    return [c for c in state.COLOR_BY_CHOICES
-            if (c != "label" or has_labels) and (c != "spelling" or several_spellings)
-            and (c != "cluster" or frame.clusters is not None)]
-
-
-def map_figure(frame: Frame, occurrences, table, model_name: str):
-    """The contexts map of ``frame`` as the Contexts map tab draws it (the Export tab saves the same one, made
-    from the current frame: with one tab drawn per run, a figure kept from the map tab could be stale)."""
-    choices = colour_choices(frame, occurrences)
-    color_by = ss.get(state.COLOR_BY) if ss.get(state.COLOR_BY) in choices else choices[0]
-    method = METHOD_NAMES.get(frame.projection.method, frame.projection.method)
-    title = exports.map_title(exports.Settings.of_frame(frame, model_name), method)
-    return figures.frame_map(frame, occurrences, table, color_by, title=title)
 
 
 def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, settings) -> None:
@@ -699,16 +683,14 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
     c1.download_button("All layers (.npz)",
                        lambda: exports.npz_bytes({"layers": layers_occ}, settings, lines, occurrences),
                        file_name=stem("layers") + ".npz", mime="application/octet-stream", key=state.key("dl_layers"),
-                       on_click="ignore",
-                       help="Every layer as mixed: (L+1) × n × D float32.")
+                       on_click="ignore", help="Every layer as mixed: (L+1) × n × D float32.")
     if not np.isfinite(x).all():
         c2.warning("No Projector export: some vectors have non-finite values, which the Projector cannot read.")
     else:
         c2.download_button("Projector files (.zip)",
                            lambda: exports.projector_zip(lines, occurrences, x, settings, clusters),
                            file_name=stem("projector") + ".zip", mime="application/zip", key=state.key("dl_projector"),
-                           on_click="ignore",
-                           help="vectors.tsv + metadata.tsv for the TensorFlow Embedding Projector.")
+                           on_click="ignore", help="vectors.tsv + metadata.tsv for the TensorFlow Embedding Projector.")
         c2.caption("For the TensorFlow Embedding Projector: unzip, open projector.tensorflow.org, “Load”, then choose "
                    "vectors.tsv and metadata.tsv.")
     if proj.coords is not None:
@@ -716,13 +698,13 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
         c3.download_button("2-D coordinates (CSV)",
                            lambda: exports.coords_csv(lines, occurrences, proj.coords[:n], settings, clusters),
                            file_name=stem("map") + ".csv", mime="text/csv", key=state.key("dl_coords"), on_click="ignore")
-        fig = map_figure(frame, occurrences, table, model_name)
+        fig = ss.get(state.private("map_figure"))
         if fig is not None:
             c3.download_button("Map (HTML, offline)",
                                lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"),
                                file_name=stem("map") + ".html", mime="text/html", key=state.key("dl_html"), on_click="ignore",
                                help="The map as a page that works without a network.")
-        c3.caption(f"PNG: the camera icon in the map's toolbar (Contexts map tab) saves {stem('map')}.png with the map's title "
+        c3.caption(f"PNG: the camera icon in the map's toolbar saves {stem('map')}.png with the map's title "
                    "(this server has no static image export: plotly's needs the kaleido package and a browser).")
     st.caption("Numbers count from 1 as on this page (occurrence #1, sentence 1, token 1). Every file records the "
                "model, w, s, γ, layer norm and the sentences (CSV: in each row; .npz and the zip: "
