@@ -84,7 +84,8 @@ def test_first_visit_shows_the_play_example():
     assert at.query_params["ex"] == "play" and at.query_params["word"] == "play"
     sidebar = " ".join(shown(m.value) for m in at.sidebar.markdown)
     assert "lm_weights.hdf5" in sidebar
-    assert any(m.value == "105,120" for m in at.sidebar.metric)
+    # short enough for the half-width metric at 1,024 px; the exact count on hover
+    assert any(m.value == "105 k" and m.proto.help == "105,120 parameters" for m in at.sidebar.metric)
 
 
 def test_typed_sentences_give_the_models_vectors(embedder):
