@@ -125,8 +125,9 @@ def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # 
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
 
 
-def test_resume_exact_with_anchor_batches_and_occurrence_loss(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file))
+@pytest.mark.parametrize("directional", [False, True])
+def test_resume_exact_with_anchor_batches_and_occurrence_loss(directional, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file), bag_directional=directional)
     train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=4, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=7, **extra), resume=True, progress=False)
@@ -170,6 +171,22 @@ def test_context_bags():
     # "4" has no known neighbour (5 is unknown): zeros; "5" sees "4".
     torch.testing.assert_close(bags[1, :2], torch.tensor([[0.0, 0.0], [0.0, 1.0]]))
 
+
+
+def test_directional_bags():
+    table = torch.tensor([[0.0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [2, 2]])
+    has = torch.tensor([False, False, False, True, True, False])
+    words = torch.tensor([[0, 3, 4, 3, 1], [0, 4, 5, 1, 1]])
+    bags = teacher.directional_bags(words, torch.tensor([3, 2]), table, has)
+    assert bags.shape == (2, 3, 4)
+    # Sentence "3 4 3": before each token, then after it; nothing on a side gives zeros.
+    torch.testing.assert_close(bags[0], torch.tensor([[0.0, 0.0, 0.5, 0.5], [1.0, 0.0, 1.0, 0.0],
+                                                      [0.5, 0.5, 0.0, 0.0]]))
+    # "4 5": 5 has no lexical vector, so "4" sees nothing after it and "5" sees "4" before it.
+    torch.testing.assert_close(bags[1, :2], torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]))
+    # The two sides together weigh the same tokens as the whole-sentence bag.
+    whole = teacher.context_bags(words, torch.tensor([3, 2]), table, has)
+    torch.testing.assert_close(whole[0, 1], (bags[0, 1, :2] + bags[0, 1, 2:]) / 2)
 
 def test_anchor_batches():
     tokens = ["<S>", "</S>", "<UNK>", "the", "a", ".", "bank", "river", "money", "play"]
