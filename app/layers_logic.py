@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -18,7 +18,7 @@ from app import explore as ex
 from app.safe import plot
 from app.state import W_RANGE, W_STEP, set_layer_weights
 from elmo_core import probes
-from elmo_core.probes import ProbeReport, TaskResult
+from elmo_core.probes import ProbeReport, Progress, TaskResult
 from elmo_core.paths import DEFAULT_PROBE_RESULTS
 
 DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
@@ -97,7 +97,7 @@ def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
     return probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
 
 
-def compute_report(embedder, size: str = "quick", progress: Callable[[float, str], None] | None = None,
+def compute_report(embedder, size: str = "quick", progress: Progress | None = None,
                    wordnet_dir=None, brown_dir=None) -> ProbeReport:
     """Run every task of ``probes.TASKS`` (their ``size`` subsample) and return a report like the precomputed file.
 

@@ -83,6 +83,11 @@ def test_embed_in_chunks_and_with_progress(tiny_embedder):
     parts = list(embed_in_chunks(lambda chunk: (seen.append(len(chunk)), tiny_embedder.embed_batch(chunk))[1],
                                  sentences, 2))
     assert [done for done, _ in parts] == [2, 4, 5] and seen == [2, 2, 1]
+    reported = []
+    again = list(embed_in_chunks(tiny_embedder.embed_batch, sentences, 2, lambda f, text: reported.append((f, text))))
+    assert [done for done, _ in again] == [2, 4, 5]
+    assert reported == [(0.4, "running the biLM: 2/5 sentences"), (0.8, "running the biLM: 4/5 sentences"),
+                        (1.0, "running the biLM: 5/5 sentences")]  # one signature: progress(fraction, text)
     whole = tiny_embedder.embed_batch(sentences)
     chunked = [a for _, arrays in parts for a in arrays]
     assert [a.shape for a in chunked] == [a.shape for a in whole]

@@ -222,15 +222,11 @@ def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenT
     if memo is not None and memo[0] == key:
         return memo[1]
     bar = st.empty()
-
-    def progress(done: int, total: int) -> None:
-        if total > 32:
-            bar.progress(done / total, text=f"Running the biLM: {done}/{total} new sentences")
-
     start = time.perf_counter()
     try:
         with st.spinner("Running the biLM…"):
-            acts, computed = resources.embed(model, [ln.tokens for ln in lines], progress)
+            acts, computed = resources.embed(model, [ln.tokens for ln in lines],
+                                             lambda f, text: bar.progress(f, text=text), ex.PROGRESS_FROM)
     except Exception as err:
         st.error(f"The biLM failed on this input: {md(err)}")
         return None
@@ -247,8 +243,8 @@ def reference_table(model: resources.LoadedModel, word: str, inflections: bool) 
     """The word's reference sentences, embedded on demand (with a progress bar) and cached per model."""
     bar = st.empty()
     try:
-        return resources.reference_table(model, word, inflections, lambda d, t: bar.progress(
-            d / t, text=f"Embedding the reference sentences for “{md(word)}”: {d}/{t}"))
+        return resources.reference_table(model, word, inflections, lambda f, text: bar.progress(
+            f, text=f"Embedding the reference sentences for “{md(word)}”: {text}"))
     finally:
         bar.empty()
 
@@ -650,7 +646,7 @@ def embed_for(loaded: resources.LoadedModel, lines) -> ex.TokenTable | None:
     try:
         with st.spinner(f"Running {md(loaded.display_name)} on the sentences…"):
             acts, _ = resources.embed(loaded, [ln.tokens for ln in lines],
-                                      lambda d, t: bar.progress(d / t, text=f"{d}/{t} sentences") if t > 32 else None)
+                                      lambda f, text: bar.progress(f, text=text), ex.PROGRESS_FROM)
     except Exception as err:
         st.error(f"{md(loaded.display_name)} failed on these sentences: {md(err)}")
         return None

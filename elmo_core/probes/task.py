@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..embedder import Progress
 from .results import PaperNumbers, TaskResult
-
-Progress = Callable[[float, str], None]  # progress(fraction in [0, 1], what is happening)
 # {"wordnet": folder or None, "brown": ...}; None = look in the usual places
 DataDirs = Mapping[str, "str | Path | None"]
 
