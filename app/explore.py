@@ -141,6 +141,12 @@ def fit_budget(lines: Sequence[Line], max_tokens: int) -> tuple[list[Line], str]
                   "on the server; ELMO_EXPLORER_SESSION_MB).")
 
 
+def tokens_in_budget(budget_bytes: int, num_layers: int, dim: int) -> int:
+    """How many tokens' activations fit in ``budget_bytes``: float32 (L + 1, D) per token, twice (the token
+    table and its layer-normed copy)."""
+    return budget_bytes // (num_layers * dim * 4 * 2)
+
+
 def parse_label(raw: str) -> tuple[str | None, str]:
     """``"[river] We sat on the bank."`` -> ``("river", "We sat on the bank.")``; no label -> ``(None, raw)``."""
     m = _LABEL.match(raw)

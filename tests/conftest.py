@@ -147,6 +147,25 @@ def render_markdown(markdown: str) -> str:
     return MarkdownIt("commonmark").enable("table").enable("strikethrough").render(markdown)
 
 
+BANK_TEXT = """[river] We sat on the bank of the river.
+[river] The river bank was muddy.
+[river] Reeds covered the bank where the ducks nested.
+[money] The bank raised its rates.
+[money] I paid the cheque into the bank.
+[money] A bank manager called me about the loan."""
+
+
+@pytest.fixture(scope="module")
+def bank(embedder):
+    """(token table, occurrences of "bank") of six labelled sentences on the tiny fixture biLM: the input of
+    ``app.frame.compute_frame`` and ``app.compare.compare``."""
+    from app import explore as ex
+
+    parsed = ex.parse_input(BANK_TEXT)
+    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    return table, ex.find_occurrences(parsed.lines, "bank")
+
+
 def frame_of(at):
     """The ``app.frame.Frame`` the explorer page drew in its last run (an AppTest of the app)."""
     return at.session_state["explorer_frame"]

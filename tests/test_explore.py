@@ -462,3 +462,8 @@ def test_exact_case_occurrences_still_follow_the_one_rule():
     assert [o.token for o in ex.find_occurrences(lines, "Bank", True, fold_case=False)] == ["Bank", "Banks",
                                                                                             "Bank\u2019s"]
     assert [o.token for o in ex.find_occurrences(lines, "bank", True)] == ["Bank", "bank", "Banks", "Bank\u2019s"]
+
+
+def test_the_token_budget_counts_both_copies_of_the_table():
+    assert ex.tokens_in_budget(96 * 2**20, 3, 256) == 96 * 2**20 // (3 * 256 * 4 * 2) == 16384
+    assert ex.tokens_in_budget(10, 3, 256) == 0
