@@ -260,6 +260,15 @@ def data_notes(report: ProbeReport) -> list[tuple[str, str]]:
             for r in report.tasks.values()]
 
 
+CHARTS_PER_ROW = 2  # task charts side by side: three are too narrow at 1,024 px (titles and labels cut)
+
+
+def chart_rows(report: ProbeReport, per_row: int = CHARTS_PER_ROW) -> list[list[tuple[str, TaskResult]]]:
+    """The report's (task, result) pairs in rows of at most ``per_row``, for the page's task charts."""
+    items = list(report.tasks.items())
+    return [items[i:i + per_row] for i in range(0, len(items), per_row)]
+
+
 def mixing_tasks(report: ProbeReport) -> dict[str, TaskResult]:
     """The tasks of a report that learned a scalar mix (those whose s the explorer can take)."""
     return {name: r for name, r in report.tasks.items() if r.has_mix}

@@ -73,3 +73,10 @@ def test_a_task_without_a_learned_mix_or_paper_numbers(fixture_report):
     assert row["task"] == loo.title and row["learned mix"] == row["learned s"] == row["paper layer 1 / 2"] == lg.NONE
     assert "The paper has no such probe." in dict(lg.data_notes(report))[loo.title]
     assert lg.task_label("loo_sense") != lg.task_label("wsd")  # two sense probes, two names
+
+
+def test_task_charts_come_two_to_a_row(fixture_report):
+    _, report = fixture_report
+    rows = lg.chart_rows(report)
+    assert [[task for task, _ in row] for row in rows] == [["wsd", "pos"], ["loo_sense"]]
+    assert lg.chart_rows(report, per_row=3) == [list(report.tasks.items())]

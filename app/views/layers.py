@@ -74,11 +74,11 @@ def compute_section(model: resources.LoadedModel, have_results: bool, problems: 
 
 def results_section(report: ProbeReport, num_layers: int) -> None:
     tasks = report.tasks
-    cols = st.columns(max(len(tasks), 1))
-    for col, (task, result) in zip(cols, tasks.items()):
-        with col:
-            st.plotly_chart(lg.task_figure(result), key=f"layers_chart_{task}", width="stretch")
-            st.caption(result.mix_learned_how)
+    for row in lg.chart_rows(report):
+        for col, (task, result) in zip(st.columns(lg.CHARTS_PER_ROW), row):
+            with col:
+                st.plotly_chart(lg.task_figure(result), key=f"layers_chart_{task}", width="stretch")
+                st.caption(result.mix_learned_how)
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(lg.weights_figure(report), key="layers_chart_s", width="stretch")

@@ -34,10 +34,11 @@ from .mix_classifier import layer_scale
 from .results import DataNote, TaskResult, _number
 from .task import DataDirs, ProbeTask, Progress
 
-TITLE = "Word sense (leave-one-out 1-NN among occurrences)"
+TITLE = "Word sense (leave-one-out 1-NN)"
 SOURCE = "the 34-word sense probe (assets/probes/sense_probe.tsv, hand-labelled sentences)"
 SPLIT = "leave-one-out: each occurrence against the other occurrences of its word; nothing is trained"
-NO_MIX = "no learned mix: this probe trains nothing (the equal mix is reported beside the layers)"
+NO_MIX = ("no learned mix: this probe trains nothing; each occurrence takes the sense of its word's nearest other "
+          "occurrence")
 # sense items (whole words; 0 = all): the 34-word probe's 750 sentences take about a second on 2 CPU cores
 SIZES = {"full": {"items": 0}, "quick": {"items": 0}}
 
