@@ -63,12 +63,15 @@ def kwic(tokens: Sequence[str], position: int, left_chars: int = 60, right_chars
 
 CSS = """
 <style>
-.kwic-wrap{border:1px solid rgba(128,128,128,.3);border-radius:6px;overflow-y:auto;margin-bottom:.5rem}
-table.kwic{width:100%;table-layout:fixed;border-collapse:collapse;font-size:.9rem;line-height:1.5;margin:0}
-table.kwic td,table.kwic th{padding:2px 6px;border:none;white-space:nowrap;overflow:hidden;vertical-align:top}
-table.kwic th{font-weight:600;text-align:left;font-size:.8rem;opacity:.75;position:sticky;top:0;
-  background:var(--kwic-bg,#fff)}
-table.kwic tr:nth-child(even) td{background:rgba(128,128,128,.06)}
+.kwic-wrap{border:1px solid rgba(128,128,128,.3);border-radius:6px;margin-bottom:.5rem;overflow:hidden}
+.kwic-head{overflow:hidden;scrollbar-gutter:stable;border-bottom:1px solid rgba(128,128,128,.3)}
+.kwic-body{overflow-y:auto;scrollbar-gutter:stable}
+table.kwic{width:100%;table-layout:fixed;border-collapse:collapse;font-size:.9rem;line-height:1.5;margin:0;
+  color:inherit;background:transparent}
+table.kwic td,table.kwic th{padding:2px 6px;border:none;white-space:nowrap;overflow:hidden;vertical-align:top;
+  color:inherit;background:transparent}
+table.kwic th{font-weight:600;text-align:left;font-size:.8rem;opacity:.75}
+table.kwic tbody tr:nth-child(even) td{background:rgba(128,128,128,.08)}
 table.kwic td.l{direction:rtl;text-align:right;text-overflow:ellipsis}
 table.kwic td.l>span{direction:ltr;unicode-bidi:isolate}
 table.kwic td.t{text-align:center;padding:2px 2px}
@@ -110,7 +113,14 @@ def kwic_table(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence
         cells.append(f'<td class="t"><mark>{html.escape(line.target)}</mark></td>')
         cells.append(f'<td class="r">{html.escape(line.right)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    style = f' style="max-height:{int(max_height_px)}px"' if max_height_px else ""
+    colgroup = f"<colgroup>{''.join(col_defs)}</colgroup>"
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return (f'{CSS}<div class="kwic-wrap"{style}><table class="kwic">{cap}<colgroup>{"".join(col_defs)}</colgroup>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+    thead, tbody = f"<thead><tr>{head}</tr></thead>", f"<tbody>{''.join(rows)}</tbody>"
+    if not max_height_px:
+        return f'{CSS}<div class="kwic-wrap"><table class="kwic">{cap}{colgroup}{thead}{tbody}</table></div>'
+    # A scrolling table keeps its header in a table of its own above the scrolling body (same columns, same
+    # scrollbar gutter), not a sticky header: a sticky one needs an opaque background, and no colour fits
+    # both Streamlit's light and dark themes.
+    return (f'{CSS}<div class="kwic-wrap"><div class="kwic-head"><table class="kwic">{cap}{colgroup}{thead}</table>'
+            f'</div><div class="kwic-body" style="max-height:{int(max_height_px)}px"><table class="kwic">{colgroup}'
+            f"{tbody}</table></div></div>")

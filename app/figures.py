@@ -148,20 +148,23 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
 
 
 def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.Figure:
-    """Bars per layer (and the mix): 1-NN accuracy when labels exist, with chance level, plus silhouette."""
+    """Bars per layer (and the mix): 1-NN accuracy when labels exist, with chance level, plus silhouette.
+    Each value inside its bar's top end (above the bar when the bar is too short); the chance line passes
+    behind the bars and is labelled right of the plot, so it crosses no value and covers no bar."""
     fig = go.Figure()
     has_knn = any(s.knn_accuracy is not None for s in scores)
     if has_knn:
         fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.knn_accuracy for s in scores], name="1-NN accuracy (leave-one-out)",
-                             marker_color=PALETTE[0], texttemplate="%{y:.2f}", textposition="outside"))
+                             marker_color=PALETTE[0], texttemplate="%{y:.2f}", textposition="auto",
+                             insidetextanchor="end"))
     fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.silhouette for s in scores], name="silhouette (cosine)",
-                         marker_color=PALETTE[1], texttemplate="%{y:.2f}", textposition="outside"))
+                         marker_color=PALETTE[1], texttemplate="%{y:.2f}", textposition="auto", insidetextanchor="end"))
     chance = next((s.chance for s in scores if s.chance is not None), None)
     if chance is not None:
-        fig.add_hline(y=chance, line_dash="dot", line_color="grey",
-                      annotation_text=f"1-NN chance {chance:.2f}", annotation_position="top right",
-                      annotation_font_color="grey")
-    fig.update_layout(barmode="group", height=320, margin=dict(l=10, r=10, t=30, b=10),
+        fig.add_hline(y=chance, line_dash="dot", line_color="grey", layer="below")
+        fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=chance, yref="y", showarrow=False,
+                           text=f"1-NN<br>chance {chance:.2f}", align="left", font=dict(size=11, color="grey"))
+    fig.update_layout(barmode="group", height=320, margin=dict(l=10, r=78 if chance is not None else 10, t=30, b=10),
                       yaxis=dict(range=[min(0.0, *(s.silhouette or 0 for s in scores)) - 0.12, 1.12]),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
     return fig

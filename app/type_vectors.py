@@ -19,14 +19,18 @@ import numpy as np
 from app.explore import cosine_neighbours
 from app.safe import md
 
+BACKGROUND_NICE = 10  # added to the server's nice value for the vocabulary's thread
 CHUNK = 2048  # words per biLM call: progress moves often, and a chunk never holds the CPU for long
 
 
 def _lower_priority() -> None:
     # On Linux a thread has its own nice value, and the worker threads torch starts for it inherit it: the
     # vocabulary then yields the CPU to the sessions' own biLM runs instead of slowing every page down.
+    # Relative to the server's own nice value: a fixed 10 would *raise* the thread above a server started with
+    # `nice -n 15` by root (who may lower a nice value), and the background work would then starve the pages.
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE, 19))
     except (AttributeError, OSError):  # not Linux, or not allowed: run at the normal priority
         pass
 

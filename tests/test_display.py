@@ -53,3 +53,18 @@ def test_the_table_aligns_left_context_right_and_escapes_everything():
     # the left context is right-aligned and clipped on its left, the right context clipped on its right
     assert re.search(r"td\.l\{direction:rtl;text-align:right;text-overflow:ellipsis\}", html)
     assert re.search(r"td\.l>span\{direction:ltr", html) and re.search(r"td\.r\{text-align:left", html)
+
+
+def test_the_table_has_no_fixed_background_behind_text_so_it_reads_in_dark_and_light_themes():
+    lines = [kwic(TOKENS, 9, 30, 30)] * 20
+    for html in (kwic_table(lines), kwic_table(lines, max_height_px=230)):
+        css = html[:html.index("</style>")]
+        # only the highlighted target and the label chips have a colour of their own, each with its own text colour
+        backgrounds = re.findall(r"([^{}]+)\{[^}]*background:(#[0-9a-f]+|white|var\([^)]*\))", css)
+        assert sorted(sel.strip() for sel, _ in backgrounds) == ["table.kwic td.lab span", "table.kwic td.t mark"]
+    scrolling = kwic_table(lines, max_height_px=230)
+    # the header stays above the scrolling body in a table of its own, with the same columns
+    head, body = re.search(r'<div class="kwic-head">(.*?)</div><div class="kwic-body" style="max-height:230px">(.*)',
+                           scrolling).groups()
+    assert "<thead>" in head and "<tbody>" not in head and body.count("<tr>") == 20 and "<thead>" not in body
+    assert re.search(r"<colgroup>.*?</colgroup>", head).group() == re.search(r"<colgroup>.*?</colgroup>", body).group()

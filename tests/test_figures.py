@@ -23,6 +23,12 @@ def test_figures_carry_the_data():
     assert len(heat.data) == 2 and heat.data[0].zmin == 0.0
     bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
     assert list(bars.data[0].y) == [0.5, 1.0]
+    # the chance line passes behind the bars, its label right of the plot (x = 1 in paper units): it crosses
+    # no value label and covers no bar
+    assert [sh.layer for sh in bars.layout.shapes] == ["below"] and bars.layout.shapes[0].y0 == 0.4
+    (label,) = bars.layout.annotations
+    assert (label.xref, label.x, label.xanchor, label.y) == ("paper", 1.0, "left", 0.4) and "chance 0.40" in label.text
+    assert all(t.textposition == "auto" and t.insidetextanchor == "end" for t in bars.data)
 
 
 def test_figures_escape_names_ticks_and_titles():

@@ -53,7 +53,13 @@ def test_figures(fixture_report):
     assert len(lg.summary_rows(report)) == 3
     # the paper's diamonds stand beside their bars (x = j + offset), not on the bars' value labels
     assert list(fig.data[1].x) == [1 + lg.PAPER_OFFSET, 2 + lg.PAPER_OFFSET] and lg.PAPER_OFFSET > lg.BAR_WIDTH / 2
-    assert list(fig.layout.xaxis.ticktext) == ["layer 0", "layer 1", "layer 2", "learned mix"]
+    # no number inside the plot (a line or a diamond could cross it): value, name and the paper's value are
+    # the bar's tick label, never turned on its side
+    assert list(fig.layout.xaxis.ticktext) == [
+        "<b>50.0</b><br>layer 0", f"<b>70.0</b><br>layer 1<br><span style='color:{lg.PAPER_COLOUR}'>◆ 97.3</span>",
+        f"<b>60.0</b><br>layer 2<br><span style='color:{lg.PAPER_COLOUR}'>◆ 96.8</span>", "<b>72.0</b><br>mix"]
+    assert fig.layout.xaxis.tickangle == 0 and fig.data[0].text is None and fig.data[1].mode == "markers"
+    assert all(shape.layer == "below" for shape in fig.layout.shapes)  # the dotted baselines pass behind the bars
     table = lg.summary_table(report)
     assert table[""][:4] == ["layer 0", "layer 1", "layer 2", "learned mix"]
     assert len(table) == 4 and table[report.tasks["pos"].title][:4] == ["50.0", "70.0", "60.0", "72.0"]
@@ -66,7 +72,9 @@ def test_a_task_without_a_learned_mix_or_paper_numbers(fixture_report):
     assert not loo.has_mix and loo.paper is None
     fig = lg.task_figure(loo)
     assert len(fig.data) == 1 and list(fig.data[0].y) == [50.0, 70.0, 60.0]
-    assert list(fig.layout.xaxis.ticktext) == ["layer 0", "layer 1", "layer 2"]
+    # each tick is the bar's value over its name; no paper value (no diamond) under any of them
+    assert list(fig.layout.xaxis.ticktext) == ["<b>50.0</b><br>layer 0", "<b>70.0</b><br>layer 1",
+                                               "<b>60.0</b><br>layer 2"]
     assert list(lg.mixing_tasks(report)) == ["wsd", "pos"]
     assert [t.name for t in lg.weights_figure(report).data] == [lg.task_label("wsd"), lg.task_label("pos")]
     row = lg.summary_rows(report)[2]
@@ -80,3 +88,23 @@ def test_task_charts_come_two_to_a_row(fixture_report):
     rows = lg.chart_rows(report)
     assert [[task for task, _ in row] for row in rows] == [["wsd", "pos"], ["loo_sense"]]
     assert lg.chart_rows(report, per_row=3) == [list(report.tasks.items())]
+
+
+
+def test_baseline_labels_of_close_values_are_moved_apart_in_order():
+    import plotly.graph_objects as go
+    fig = go.Figure()
+    # three lines within 2 points of each other on a 0-100 axis drawn 250 px high: 5 px apart at most
+    lg._right_labels(fig, [(27.4, "mfs 27.4"), (25.0, "chance 25.0"), (26.0, "bag 26.0"), (80.0, "far 80.0")],
+                     (0.0, 100.0), 250.0)
+    px = {a.text: (a.y / 100 * 250) + a.yshift for a in fig.layout.annotations}  # label centres in pixels
+    order = sorted(px, key=px.get)
+    assert order == ["chance 25.0", "bag 26.0", "mfs 27.4", "far 80.0"]
+    gaps = [px[b] - px[a] for a, b in zip(order, order[1:])]
+    assert min(gaps) >= lg.LABEL_GAP_PX - 1e-9
+    assert fig.layout.annotations[3].yshift == 0 and px["chance 25.0"] == pytest.approx(25.0 / 100 * 250)
+    # a stack pushed past the top comes down as a whole
+    fig = go.Figure()
+    lg._right_labels(fig, [(99.0, "a"), (99.5, "b")], (0.0, 100.0), 250.0)
+    tops = sorted(a.y / 100 * 250 + a.yshift for a in fig.layout.annotations)
+    assert tops[1] == pytest.approx(250.0) and tops[1] - tops[0] == pytest.approx(lg.LABEL_GAP_PX)

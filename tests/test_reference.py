@@ -69,6 +69,11 @@ def test_no_probe_sentence_is_a_reference_sentence(shipped, tmp_path):
     assert len(probes) > 700
     lowered = {s.lower() for s in shipped.sentences}
     assert not [p for p in probes if p.lower() in lowered]
+    # the build records how many pool sentences it kept out as probe sentences, next to its other exclusions
+    dropped = shipped.meta["dropped"]
+    assert set(dropped) == {"probe sentence", "offensive term", "source kept out (fortunes)",
+                            "Brown document the POS probe tests on"}
+    assert dropped["probe sentence"] == 0 and dropped["offensive term"] == 387
 
 
 def test_no_shipped_sentence_has_an_offensive_term(shipped):

@@ -55,3 +55,22 @@ def test_a_failing_model_is_reported_not_raised():
     assert store.get("m1", ["a", "b"], compute) is first  # once per model
     store.get("m2", ["a"], compute), store.get("m3", ["a"], compute)
     assert store.get("m1", ["a", "b"], compute, start=False) is not first  # the least recently used went
+
+
+def test_the_vocabulary_thread_runs_below_the_server_never_above_it():
+    import os
+    import sys
+    import threading
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread nice values are Linux's")
+    from app.type_vectors import BACKGROUND_NICE, TypeVectors
+    seen = {}
+
+    def compute(words):
+        tid = threading.get_native_id()
+        seen["thread"] = os.getpriority(os.PRIO_PROCESS, tid)
+        return np.ones((len(words), 4), np.float32)
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())  # e.g. 15 under `nice -n 15`
+    assert TypeVectors(["a", "b"], compute).start().wait(30)
+    assert seen["thread"] == min(base + BACKGROUND_NICE, 19) and seen["thread"] >= base
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base  # the caller's own is untouched

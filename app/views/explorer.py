@@ -541,32 +541,35 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
 
     layers_occ = occurrence_layers(table, frame)
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Vectors, current mix (CSV)", lambda: exports.vectors_csv(lines, occurrences, x, settings),
+    c1.download_button("Mix vectors (CSV)", lambda: exports.vectors_csv(lines, occurrences, x, settings),
                        file_name=stem("mix") + ".csv", mime="text/csv", key=state.key("dl_csv"), on_click="ignore")
-    c1.download_button("Vectors, current mix (.npz, n × D)",
+    c1.download_button("Mix vectors (.npz)",
                        lambda: exports.npz_bytes({"vectors": x}, settings, lines, occurrences),
-                       file_name=stem("mix") + ".npz", mime="application/octet-stream", key=state.key("dl_npy"), on_click="ignore")
-    c1.download_button("All layers (.npz, (L+1) × n × D)",
+                       file_name=stem("mix") + ".npz", mime="application/octet-stream", key=state.key("dl_npy"), on_click="ignore",
+                       help="The current mix: n × D float32.")
+    c1.download_button("All layers (.npz)",
                        lambda: exports.npz_bytes({"layers": layers_occ}, settings, lines, occurrences),
                        file_name=stem("layers") + ".npz", mime="application/octet-stream", key=state.key("dl_layers"),
-                       on_click="ignore")
+                       on_click="ignore", help="Every layer as mixed: (L+1) × n × D float32.")
     if exports.projector_refusal(x):
         c2.warning(exports.projector_refusal(x))
     else:
-        c2.download_button("Embedding Projector (vectors.tsv + metadata.tsv, .zip)",
+        c2.download_button("Projector files (.zip)",
                            lambda: exports.projector_zip(lines, occurrences, x, settings, clusters),
                            file_name=stem("projector") + ".zip", mime="application/zip", key=state.key("dl_projector"),
-                           on_click="ignore")
-        c2.caption("Unzip, open projector.tensorflow.org, “Load”, then choose vectors.tsv and metadata.tsv.")
+                           on_click="ignore", help="vectors.tsv + metadata.tsv for the TensorFlow Embedding Projector.")
+        c2.caption("For the TensorFlow Embedding Projector: unzip, open projector.tensorflow.org, “Load”, then choose "
+                   "vectors.tsv and metadata.tsv.")
     if frame.occurrence_coords is not None:
         c3.download_button("2-D coordinates (CSV)",
                            lambda: exports.coords_csv(lines, occurrences, frame.occurrence_coords, settings, clusters),
                            file_name=stem("map") + ".csv", mime="text/csv", key=state.key("dl_coords"), on_click="ignore")
         fig = ss.get(state.private("map_figure"))
         if fig is not None:
-            c3.download_button("Map figure (HTML, works offline)",
+            c3.download_button("Map (HTML, offline)",
                                lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"),
-                               file_name=stem("map") + ".html", mime="text/html", key=state.key("dl_html"), on_click="ignore")
+                               file_name=stem("map") + ".html", mime="text/html", key=state.key("dl_html"), on_click="ignore",
+                               help="The map as a page that works without a network.")
         c3.caption(f"PNG: the camera icon in the map's toolbar saves {stem('map')}.png with the map's title "
                    "(this server has no static image export: plotly's needs the kaleido package and a browser).")
     st.caption("Numbers count from 1 as on this page (occurrence #1, sentence 1, token 1). Every file records the "

@@ -74,26 +74,25 @@ def compute_section(model: resources.LoadedModel, have_results: bool, problems: 
 
 def results_section(report: ProbeReport, num_layers: int) -> None:
     tasks = report.tasks
-    for row in lg.chart_rows(report):
+    for row in lg.chart_rows(report):  # rows of two: a third chart would be 200 px at 1,024 px
         for col, (task, result) in zip(st.columns(lg.CHARTS_PER_ROW), row):
             with col:
                 st.plotly_chart(lg.task_figure(result), key=f"layers_chart_{task}", width="stretch")
-                st.caption(result.mix_learned_how)
-    left, right = st.columns([3, 2])
-    with left:
-        st.plotly_chart(lg.weights_figure(report), key="layers_chart_s", width="stretch")
-    with right:
-        st.markdown("**Use a task's weights in the Explorer**")
-        st.caption("Sets the Explorer's w sliders so that softmax(w) is the task's learned s "
-                   "(rounded to the sliders' 0.1 steps). γ is left as it is.")
-        for task, result in lg.mixing_tasks(report).items():
-            s = result.s
-            st.button(f"Use the {lg.task_label(task)} weights (s = {' / '.join(f'{v:.2f}' for v in s)})",
-                      key=f"layers_use_{task}", on_click=use_weights, args=(task, s, num_layers),
-                      disabled=len(s) != num_layers, width="stretch")
-        message = ss.pop("layers_message", None)
-        if message:
-            getattr(st, message[0])(message[1])
+                st.caption("mix: " + result.mix_learned_how.rstrip(".") + ". ◆: the paper's layer 1 and 2 (other data and model).")
+    st.plotly_chart(lg.weights_figure(report), key="layers_chart_s", width="stretch")
+    st.markdown("**Use a task's weights in the Explorer**")
+    st.caption("Sets the Explorer's w sliders so that softmax(w) is the task's learned s "
+               "(rounded to the sliders' 0.1 steps). γ is left as it is.")
+    mixing = lg.mixing_tasks(report)
+    for col, (task, result) in zip(st.columns(max(len(mixing), 1)), mixing.items()):
+        s = result.s
+        # the label short enough for one line at 1,024 px; the weights it sets under it
+        col.button(f"Use the {lg.task_label(task)} weights", key=f"layers_use_{task}", on_click=use_weights,
+                   args=(task, s, num_layers), disabled=len(s) != num_layers, width="stretch")
+        col.caption(f"s = {' / '.join(f'{v:.2f}' for v in s)}")
+    message = ss.pop("layers_message", None)
+    if message:
+        getattr(st, message[0])(message[1])
     st.dataframe(lg.summary_table(report), hide_index=True, width="stretch",
                  column_config={"": st.column_config.TextColumn(width="small")})
     with st.expander("Data, method and how to read the numbers"):
