@@ -30,6 +30,11 @@ class Side:
     aligned: bool = False
 
 
+def side_name(choice_label: str) -> str:
+    """A side's name from its Compare-tab choice label: "default (bundled)" -> "default"."""
+    return choice_label.rsplit(" (", 1)[0]
+
+
 def side_controls(controls: Controls, num_layers: int) -> Controls:
     """The page's controls for a model with ``num_layers`` layers: w padded with 0 or cut, no grey context
     words, no click (a click on one side's map is not a query on the other)."""
@@ -84,6 +89,12 @@ def score_rows(sides: Sequence[Side]) -> list[dict]:
             row[f"{side.name}: silhouette"] = _round(score.silhouette if score else None)
         rows.append(row)
     return rows
+
+
+def score_note(sides: Sequence[Side]) -> str:
+    """The note of the first side's scores (why a score is missing, say), "" when there is none."""
+    scores = sides[0].frame.separation if sides else []
+    return (scores[0].note or "") if scores else ""
 
 
 def _round(v: float | None) -> float | None:

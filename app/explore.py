@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.clusters import discover
-from elmo_core.embedder import embed_in_chunks
+from elmo_core.embedder import Progress, embed_in_chunks
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 from elmo_core.wordforms import is_form, same_case, word_forms
 
@@ -139,6 +139,12 @@ def fit_budget(lines: Sequence[Line], max_tokens: int) -> tuple[list[Line], str]
     return kept, (f"Only the first {len(kept)} of {len(lines)} sentences are used: together they have "
                   f"{total:,} tokens, the most one session may keep for this model (its vectors take memory "
                   "on the server; ELMO_EXPLORER_SESSION_MB).")
+
+
+def tokens_in_budget(budget_bytes: int, num_layers: int, dim: int) -> int:
+    """How many tokens' activations fit in ``budget_bytes``: float32 (L + 1, D) per token, twice (the token
+    table and its layer-normed copy)."""
+    return budget_bytes // (num_layers * dim * 4 * 2)
 
 
 def parse_label(raw: str) -> tuple[str | None, str]:
@@ -292,6 +298,9 @@ def highlight_parts(tokens: Sequence[str], position: int, window: int | None = N
 
 
 # ---- activations --------------------------------------------------------------------------------------
+PROGRESS_FROM = 33  # sentences to embed: fewer finish before a progress bar would tell the user anything
+
+
 class ActivationCache:
     """Thread-safe LRU of biLM activations keyed by (model id, tokens), bounded in bytes.
 
@@ -313,12 +322,13 @@ class ActivationCache:
         return len(self._items)
 
     def get_many(self, model_id: str, embed_batch: Callable[[list[list[str]]], list[np.ndarray]],
-                 token_lists: Sequence[Sequence[str]], chunk_size: int = 32,
-                 progress: Callable[[int, int], None] | None = None) -> tuple[list[np.ndarray], int]:
+                 token_lists: Sequence[Sequence[str]], chunk_size: int = 32, progress: Progress | None = None,
+                 progress_from: int = 1) -> tuple[list[np.ndarray], int]:
         """Activations (L + 1, n_i, D) for each sentence, and how many had to be computed.
 
         Args:
-            progress: called as progress(done, total) after each computed chunk.
+            progress: ``elmo_core.embedder.Progress``, called after each computed chunk (its counts are of the
+                sentences that run the biLM), and only when at least ``progress_from`` sentences do.
         """
         keys = [(model_id, tuple(tokens)) for tokens in token_lists]
         found: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
@@ -329,15 +339,14 @@ class ActivationCache:
                     found[key] = self._items[key]
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         start = 0
-        for done, arrays in embed_in_chunks(embed_batch, [k[1] for k in missing], chunk_size):
+        report = progress if len(missing) >= progress_from else None
+        for done, arrays in embed_in_chunks(embed_batch, [k[1] for k in missing], chunk_size, report):
             for key, array in zip(missing[start:done], arrays):
                 array = np.ascontiguousarray(array, dtype=np.float32)
                 array.setflags(write=False)
                 found[key] = array
                 self._put(key, array)  # chunk by chunk, so a rerun that stops this one keeps what is done
             start = done
-            if progress is not None:
-                progress(done, len(missing))
         return [found[k] for k in keys], len(missing)
 
     def _put(self, key, array: np.ndarray) -> None:

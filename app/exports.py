@@ -171,6 +171,13 @@ def projector_tsv(lines: Sequence[Line], occurrences: Sequence[Occurrence], x: n
     return vectors.encode("utf-8"), ("\n".join(meta) + "\n").encode("utf-8")
 
 
+def projector_refusal(x: np.ndarray) -> str:
+    """Why the vectors cannot go to the Embedding Projector ("" when they can: all values finite)."""
+    if np.isfinite(np.asarray(x, dtype=np.float64)).all():
+        return ""
+    return "No Projector export: some vectors have non-finite values, which the Projector cannot read."
+
+
 def _context(tokens: Sequence[str], position: int, window: int = 10) -> tuple[str, str, str]:
     lo, hi = max(0, position - window), min(len(tokens), position + window + 1)
     return " ".join(tokens[lo:position]), tokens[position], " ".join(tokens[position + 1:hi])

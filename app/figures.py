@@ -52,6 +52,11 @@ def cluster_of(clusters: Sequence[int] | None, i: int) -> int | None:
     return None if clusters is None else int(clusters[i])
 
 
+def cluster_colour(cluster: int) -> str:
+    """The colour of sense cluster ``cluster`` (0-based) in the Senses tab's list; grey for no cluster (-1)."""
+    return PALETTE[cluster % len(PALETTE)] if cluster >= 0 else GREY
+
+
 def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: Sequence[Line], color_by: str = "label",
                  selected: int | None = None, context_coords: np.ndarray | None = None,
                  context_rows: Sequence[tuple[int, int]] = (), title: str = "", revision: str = "",
@@ -220,7 +225,9 @@ def small_multiples(maps, occurrences: Sequence[Occurrence], lines: Sequence[Lin
 
 
 def comparison_maps(sides, occurrences: Sequence[Occurrence], table, color_by: str) -> list[go.Figure | None]:
-    """The contexts map of each side of ``app.compare.compare`` (None for a side without a map)."""
+    """The contexts map of each side of ``app.compare.compare`` (None for a side without a map). Each side
+    clusters on its own, so "cluster" colours by label instead (the same colour then means the same on both)."""
+    color_by = "label" if color_by == "cluster" else color_by
     out = []
     for side in sides:
         title = plot(side.name) + (" (aligned to the left map)" if side.aligned else "")
@@ -241,3 +248,14 @@ def frame_separation(frame) -> go.Figure | None:
     if not frame.separation or all(s.silhouette is None and s.knn_accuracy is None for s in frame.separation):
         return None
     return separation_chart(frame.panel_names, frame.separation)
+
+
+def side_separation(frame) -> go.Figure | None:
+    """A Compare-tab side's separation chart: half the page wide, so short names ("layer 0", "mix") and the
+    legend under the bars; None when no layer has a score."""
+    if frame_separation(frame) is None:
+        return None
+    short = [f"layer {j}" for j in range(len(frame.separation) - 1)] + ["mix"]
+    fig = separation_chart(short, frame.separation)
+    fig.update_layout(height=300, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
+    return fig

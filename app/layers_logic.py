@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -18,7 +18,7 @@ from app import explore as ex
 from app.safe import plot
 from app.state import W_RANGE, W_STEP, set_layer_weights
 from elmo_core import probes
-from elmo_core.probes import ProbeReport, TaskResult
+from elmo_core.probes import ProbeReport, Progress, TaskResult
 from elmo_core.paths import DEFAULT_PROBE_RESULTS
 
 DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
@@ -54,8 +54,10 @@ free numbers **w_j** by a softmax (that is what the explorer's w sliders set). *
 vector; it changes no cosine similarity and no map. A task learns its own s and γ together with the task model;
 the paper adds a small penalty λ‖w‖² (λ = 0.001) that pulls s towards equal weights.
 
-Below, a probe asks each layer one question with a simple model on top: word sense by nearest sense average
-(paper section 5.3), part of speech by a linear classifier. The learned s is what a scalar mix, trained together
+Below, a probe asks each layer one question with a simple model on top: word sense by the nearest sense average
+(the sense-means probe, paper section 5.3), part of speech by a linear classifier, and word sense again by the
+leave-one-out probe (each occurrence of a word takes the sense of its nearest other occurrence; nothing is
+trained, so it has no learned s and no paper number). The learned s is what a scalar mix, trained together
 with a linear classifier, chose for the task. Our data and model differ from the paper's (see the notes), so
 compare the pattern across layers, not the numbers.
 """
@@ -97,7 +99,7 @@ def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
     return probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
 
 
-def compute_report(embedder, size: str = "quick", progress: Callable[[float, str], None] | None = None,
+def compute_report(embedder, size: str = "quick", progress: Progress | None = None,
                    wordnet_dir=None, brown_dir=None) -> ProbeReport:
     """Run every task of ``probes.TASKS`` (their ``size`` subsample) and return a report like the precomputed file.
 
@@ -145,6 +147,9 @@ def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) ->
 
 
 # ---- figures ---------------------------------------------------------------------------------------------------
+NONE = "-"  # a table cell for what a task does not have (no learned mix, no paper number)
+
+
 def _pct(v: float) -> float:
     return round(100 * v, 1)
 
@@ -190,21 +195,23 @@ def task_figure(result: TaskResult) -> go.Figure:
     bars). No number stands inside the plot, where a line or a marker could cross it: each bar's value, its
     name and the paper's value are its three-line tick label. The x axis is numeric (bar j at x = j)."""
     n = len(result.layers)
-    names = [f"layer {j}" for j in range(n)] + ["learned mix"]
-    values = [_pct(v) for v in result.layers] + [_pct(result.mix_learned)]
+    mix = [_pct(result.mix_learned)] if result.has_mix else []  # a task that trains nothing has no mix bar
+    names = [f"layer {j}" for j in range(n)] + ["learned mix"] * len(mix)
+    values = [_pct(v) for v in result.layers] + mix
     colour = task_colour(result.task)
-    fig = go.Figure(go.Bar(x=list(range(len(names))), y=values, marker_color=[colour] * n + ["#2ca02c"],
+    fig = go.Figure(go.Bar(x=list(range(len(names))), y=values, marker_color=[colour] * n + ["#2ca02c"] * len(mix),
                            name="ours", width=BAR_WIDTH,
                            customdata=names, hovertemplate="%{customdata}: %{y:.1f}%<extra></extra>"))
     paper = result.paper
-    ys = [_pct(paper.layer_1), _pct(paper.layer_2)]
-    fig.add_trace(go.Scatter(x=[1 + PAPER_OFFSET, 2 + PAPER_OFFSET], y=ys, mode="markers",
-                             marker=dict(symbol="diamond", size=11, color=PAPER_COLOUR),
-                             name="paper (other data and model)", customdata=["layer 1", "layer 2"],
-                             hovertemplate="paper, %{customdata}: %{y:.1f}<extra></extra>"))
-    paper_at = {1: ys[0], 2: ys[1]}
+    ys = [_pct(paper.layer_1), _pct(paper.layer_2)] if paper is not None else []
+    if ys:
+        fig.add_trace(go.Scatter(x=[1 + PAPER_OFFSET, 2 + PAPER_OFFSET], y=ys, mode="markers",
+                                 marker=dict(symbol="diamond", size=11, color=PAPER_COLOUR),
+                                 name="paper (other data and model)", customdata=["layer 1", "layer 2"],
+                                 hovertemplate="paper, %{customdata}: %{y:.1f}<extra></extra>"))
+    paper_at = {1: ys[0], 2: ys[1]} if ys else {}
     # short lines: at 1,024 px a tick has about 50 px ("learned mix" is "mix" here, the diamond stands for "paper")
-    short = names[:-1] + ["mix"]
+    short = [f"layer {j}" for j in range(n)] + ["mix"] * len(mix)
     ticks = [f"<b>{v:.1f}</b><br>{name}" + (f"<br><span style='color:{PAPER_COLOUR}'>◆ {paper_at[j]:.1f}</span>"
                                            if j in paper_at else "")
              for j, (name, v) in enumerate(zip(short, values))]
@@ -224,17 +231,17 @@ def task_figure(result: TaskResult) -> go.Figure:
 
 
 def weights_figure(report: ProbeReport) -> go.Figure:
-    """The learned s per task, grouped by layer; each bar's value inside its top end, the equal-weights line
-    behind the bars (so the line crosses no value)."""
+    """The learned s per task, grouped by layer (tasks that learn no mix are left out); each bar's value inside its
+    top end, the equal-weights line behind the bars (so the line crosses no value)."""
     fig = go.Figure()
-    for task, result in report.tasks.items():
+    for task, result in mixing_tasks(report).items():
         s = result.s
         fig.add_trace(go.Bar(x=[f"s_{j} (layer {j})" for j in range(len(s))], y=[round(v, 3) for v in s],
                              name=plot(task_label(task)), marker_color=task_colour(task),
                              text=[f"{v:.2f}" for v in s], textposition="auto", insidetextanchor="end",
                              textfont=dict(size=11),
                              hovertemplate="%{x}: %{y:.3f}<extra>" + plot(task_label(task)) + "</extra>"))
-    n = max((len(r.s) for r in report.tasks.values()), default=3)
+    n = max((len(r.s) for r in mixing_tasks(report).values()), default=3)
     fig.add_hline(y=1 / n, line_dash="dot", line_color="#888", layer="below")
     height = 380
     _right_labels(fig, [(1 / n, f"equal 1/{n}")], (0.0, 1.05), height - MARGIN["t"] - 80)
@@ -250,10 +257,11 @@ def summary_rows(report: ProbeReport) -> list[dict]:
     for result in report.tasks.values():
         row = {"task": result.title}
         row.update({f"layer {j}": _pct(v) for j, v in enumerate(result.layers)})
-        row["learned mix"] = _pct(result.mix_learned)
-        row["learned s"] = " / ".join(f"{v:.2f}" for v in result.s)
+        row["learned mix"] = _pct(result.mix_learned) if result.has_mix else NONE
+        row["learned s"] = " / ".join(f"{v:.2f}" for v in result.s) if result.has_mix else NONE
         row["baselines"] = ", ".join(f"{k} {_pct(v)}" for k, v in result.baselines.items())
-        row["paper layer 1 / 2"] = f"{_pct(result.paper.layer_1)} / {_pct(result.paper.layer_2)}"
+        paper = result.paper
+        row["paper layer 1 / 2"] = f"{_pct(paper.layer_1)} / {_pct(paper.layer_2)}" if paper is not None else NONE
         row["data used"] = f"{result.data.n_train} train / {result.data.n_test} test"
         rows.append(row)
     return rows
@@ -277,5 +285,21 @@ def _cell(v) -> str:
 def data_notes(report: ProbeReport) -> list[tuple[str, str]]:
     """(title, note) per task for the page's notes: data, split, subsample, the paper's setting, run time.
     Plain text from the results file: the page escapes it."""
-    return [(r.title, f"{r.data.source}; split {r.data.split}; {r.data.subsample}. Paper: {r.paper.data} "
-                      f"({r.paper.metric}). Run time {r.seconds} s.") for r in report.tasks.values()]
+    def paper(r: TaskResult) -> str:
+        return f"Paper: {r.paper.data} ({r.paper.metric})." if r.paper is not None else "The paper has no such probe."
+    return [(r.title, f"{r.data.source}; split {r.data.split}; {r.data.subsample}. {paper(r)} Run time {r.seconds} s.")
+            for r in report.tasks.values()]
+
+
+CHARTS_PER_ROW = 2  # task charts side by side: three are too narrow at 1,024 px (titles and labels cut)
+
+
+def chart_rows(report: ProbeReport, per_row: int = CHARTS_PER_ROW) -> list[list[tuple[str, TaskResult]]]:
+    """The report's (task, result) pairs in rows of at most ``per_row``, for the page's task charts."""
+    items = list(report.tasks.items())
+    return [items[i:i + per_row] for i in range(0, len(items), per_row)]
+
+
+def mixing_tasks(report: ProbeReport) -> dict[str, TaskResult]:
+    """The tasks of a report that learned a scalar mix (those whose s the explorer can take)."""
+    return {name: r for name, r in report.tasks.items() if r.has_mix}

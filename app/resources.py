@@ -37,6 +37,7 @@ import streamlit as st
 from app.explore import ActivationCache, ParsedInput, TokenTable, UmapWarmUp, parse_input
 from app.safe import md
 from app.type_vectors import TypeVectors, TypeVectorStore
+from elmo_core.embedder import Progress
 from elmo_core.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
 from elmo_core.wordforms import word_forms
 
@@ -418,9 +419,12 @@ def session_budget_bytes() -> int:
     return env_int("ELMO_EXPLORER_SESSION_MB", 96) * 2**20
 
 
-def embed(model: LoadedModel, token_lists, progress=None) -> tuple[list[np.ndarray], int]:
-    """Activations (L + 1, n_i, D) per sentence from the shared cache; only new sentences run the biLM."""
-    return activation_cache().get_many(model.key, model.embedder.embed_batch, token_lists, progress=progress)
+def embed(model: LoadedModel, token_lists, progress: Progress | None = None,
+          progress_from: int = 1) -> tuple[list[np.ndarray], int]:
+    """Activations (L + 1, n_i, D) per sentence from the shared cache; only new sentences run the biLM
+    (``progress`` reports on those, when there are at least ``progress_from``: ``ActivationCache.get_many``)."""
+    return activation_cache().get_many(model.key, model.embedder.embed_batch, token_lists, progress=progress,
+                                       progress_from=progress_from)
 
 
 # ---- UMAP warm-up ---------------------------------------------------------------------------------------
@@ -482,10 +486,10 @@ def _reference_tables() -> dict:
 
 
 def reference_table(model: LoadedModel, word: str, inflections: bool,
-                    progress=None) -> tuple[TokenTable | None, int, str]:
+                    progress: Progress | None = None) -> tuple[TokenTable | None, int, str]:
     """The word's reference sentences embedded with this model (only new ones run the biLM: the activation
     cache is per model), as a token table; how many reference sentences hold the word; a note when there is
-    no table. ``progress(done, total)`` is called while the biLM runs.
+    no table. ``progress(fraction, text)`` is called while the biLM runs.
 
     Returns: (table or None, total, note).
     """
@@ -501,7 +505,7 @@ def reference_table(model: LoadedModel, word: str, inflections: bool,
     if key in memo:
         return memo[key], total, ""
     if progress is not None:
-        progress(0, len(tokens))  # the bar is up before the first batch, not after it
+        progress(0.0, f"running the biLM: 0/{len(tokens):,} sentences")  # the bar is up before the first batch
     try:
         acts, _ = embed(model, tokens, progress)
     except Exception as err:  # a user's model failing on some sentence: say so, keep the page

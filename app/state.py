@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from app import explore as ex
 from app.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
+from app.frame import Controls
+from app.safe import md
 from elmo_core.paths import BUNDLED_MODELS
 
 PREFIX = "explorer_"
@@ -292,6 +294,134 @@ def clamp_query(view_query: int, n: int) -> tuple[int, str]:
     if 0 <= view_query < n:
         return view_query, ""
     return 0, (f"The link's query occurrence #{view_query + 1} does not exist (there are {n}); showing #1.")
+
+
+def query_of(state: MutableMapping, n: int) -> tuple[int, str]:
+    """The query occurrence for this run among ``n`` occurrences: the widget's, else #1; and a note for the user
+    when the session's link asked for one that does not exist (said once: the link's query is consumed)."""
+    query = state.get(QUERY)
+    link_query = state.pop(LINK_QUERY, None)  # only on the session's first frame
+    if isinstance(query, int) and 0 <= query < n:
+        return query, ""
+    query, note = clamp_query(query if isinstance(query, int) else 0, n)
+    return query, note if link_query is not None else ""
+
+
+def clicked_occurrence(selection: object, n: int) -> int | None:
+    """The occurrence index of the first point clicked on the map (the chart's selection state: points with
+    ``customdata[0]`` = occurrence index; grey context points carry -1), or None. A malformed selection is no
+    click."""
+    try:
+        for point in (selection or {}).get("selection", {}).get("points", []):
+            idx = int((point.get("customdata") or [-1])[0])
+            if 0 <= idx < n:
+                return idx
+    except (TypeError, ValueError, AttributeError, IndexError):
+        return None
+    return None
+
+
+def controls_of(state: Mapping, num_layers: int, query: int, n: int) -> Controls:
+    """The explorer's ``Controls`` from the widgets in ``state`` (``query`` from ``query_of``; a click on the
+    map from ``MAP_CHART``)."""
+    clusters = state.get(N_CLUSTERS)
+    return Controls(tuple(float(state[weight_key(j)]) for j in range(num_layers)), float(state[GAMMA]),
+                    bool(state.get(LAYER_NORM)), state.get(PROJECTION, "auto"), bool(state.get(CONTEXT)), query,
+                    clicked_occurrence(state.get(MAP_CHART), n), int(state.get(K) or 10), bool(state.get(SAME_WORD)),
+                    bool(state.get(INFLECTIONS)), bool(state.get(FOLD_CASE, True)),
+                    clusters if isinstance(clusters, int) else 0)
+
+
+def color_by_choices(state: MutableMapping, has_labels: bool, several_spellings: bool, has_clusters: bool) -> list[str]:
+    """The map's "colour by" choices that mean something here (labels given, spellings differ, clusters found);
+    a remembered choice that does not is replaced by the first that does."""
+    choices = [c for c in COLOR_BY_CHOICES if (c != "label" or has_labels) and (c != "spelling" or several_spellings)
+               and (c != "cluster" or has_clusters)]
+    if state.get(COLOR_BY) not in choices:
+        state[COLOR_BY] = choices[0]
+    return choices
+
+
+def drop_unknown_models(state: MutableMapping, known: Sequence[str]) -> None:
+    """Forget a Compare-tab model that this session no longer offers (an unloaded upload, a link's unknown one),
+    so its box shows the placeholder."""
+    for k in (COMPARE_A, COMPARE_B):
+        if state.get(k) is not None and state[k] not in known:
+            del state[k]
+
+
+def keep_comparison_table(state: MutableMapping, key: tuple, table: object) -> None:
+    """Remember another model's token table of the current sentences (``key``: (model key, the sentences'
+    tokens)) for the Compare tab: tables of other sentences are dropped, and at most the two sides are kept."""
+    memo = {k: v for k, v in state.get(private("compare_tables"), {}).items() if k[1] == key[1]}
+    memo[key] = table
+    state[private("compare_tables")] = dict(list(memo.items())[-2:])
+
+
+def comparison_table(state: Mapping, key: tuple) -> object | None:
+    """A table ``keep_comparison_table`` kept, or None."""
+    return state.get(private("compare_tables"), {}).get(key)
+
+
+def pick_word(state: MutableMapping, counts: Mapping[str, int], lines: Sequence[ex.Line], fold_case: bool) -> str:
+    """Make the word box (``WORD``) hold a word of the current sentences (``counts``: word -> occurrences, as
+    ``explore.word_counts`` groups them); returns a note for the user ("" when there is none to give).
+
+    A word asked for (typed, or from a link) that occurs is kept (folded when ``fold_case``); asked in one case
+    and written in another with exact case, its most frequent spelling here. Otherwise the most frequent word
+    (``explore.suggest_word``), with a calm note only when the word came from the session's link (its first
+    text).
+    """
+    asked = state.get(WORD)
+    text = state.get(SENTENCES) or ""
+    first_text = state.get(private("word_text")) is None
+    state[private("word_text")] = text
+    note = ""
+    if isinstance(asked, str) and asked.strip():
+        wanted = asked.strip().casefold() if fold_case else asked.strip()
+        if wanted in counts:
+            state[WORD] = wanted
+            return ""
+        folded = asked.strip().casefold()
+        if not fold_case and folded in {w.casefold() for w in counts}:
+            state[WORD] = next(w for w in counts if w.casefold() == folded)
+            return ""
+    suggested = ex.suggest_word(lines, fold_case)
+    if isinstance(asked, str) and asked.strip() and first_text:
+        note = (f"The link's word “{md(asked)}” does not occur in these sentences; showing "
+                f"“{md(suggested)}”, the most frequent word here.")
+    state[WORD] = suggested
+    return note
+
+
+def link_notes(view: View, model_key: str, model_name: str, state: Mapping) -> list[str]:
+    """What the link of ``view`` cannot carry, one sentence each (markdown, user text escaped): a loaded model,
+    a comparison with one, sentences too long for a URL."""
+    notes = []
+    if model_key.startswith(("upload:", "path:")):
+        notes.append(f"This view uses your loaded model “{md(model_name)}”, which cannot travel in a link: "
+                     f"whoever opens it sees the bundled “{md(view.model)}” model instead.")
+    if any(isinstance(state.get(k), str) and not state[k].startswith("bundled:") for k in (COMPARE_A, COMPARE_B)):
+        notes.append("The comparison uses a model that is not bundled, so the link leaves the comparison out.")
+    if not text_fits_link(view):
+        notes.append(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): "
+                     "the link keeps the word and the controls only. Share the sentences as a .txt file.")
+    return notes
+
+
+def init_widgets(state: MutableMapping, num_layers: int) -> None:
+    """Before the explorer draws its widgets: put back kept controls another page made Streamlit drop
+    (``restore``), fill missing widget values from the last view (``VIEW``, the link's on a session's first
+    run), and write the present ones again.
+
+    Writing again matters: a value set while the page was not shown (the Layers page's "use these weights") is
+    kept by Streamlit under the widget id, and a widget that (re)mounts with such a value is sent without
+    "set_value", so the browser would show the widget's default (w = -5) and send that back. A value written on
+    this run is a fresh session-state value, which the browser adopts.
+    """
+    restore(state)
+    for k, value in widget_defaults(state[VIEW], num_layers).items():
+        state[k] = state[k] if k in state else value
 
 
 def widget_defaults(view: View, num_layers: int) -> dict[str, object]:

@@ -1,15 +1,15 @@
-"""elmo_core against the real AllenNLP ``_ElmoBiLm``, timed side by side by the shared harness, and the README table.
+"""elmo_core against the real AllenNLP ``_ElmoBiLm``, timed side by side by an external harness, and the README table.
 
 Usage (from the repository root):
     python benchmarks/allennlp_compare.py                      # table for small + original, random + real text
     python benchmarks/allennlp_compare.py --readme             # ... and write it into README.md
     python benchmarks/allennlp_compare.py --configs small --workloads random --repeats 3
 
-Timing is done by ``../shared/perf/allennlp_bench.py`` (``$ELMO_BENCH_HARNESS`` to use another copy): it
-imports AllenNLP's own modules from ``../shared/anchors/allennlp-src`` for the reference (nothing of
-AllenNLP is imported or copied by elmo_core), loads the same random weights of the published sizes into
-both, and times the reference and every ``--compare`` embedder in one process, alternating their order per
-repeat. This script only supplies the ``--compare`` factories below (``make_float32()``,
+Timing is done by a harness that is not part of this repository, at ``$ELMO_BENCH_HARNESS``: it imports
+AllenNLP's own numerical modules from AllenNLP's source for the reference (nothing of AllenNLP is imported or
+copied by elmo_core), loads the same random weights of the published sizes into both, and times the
+reference and every ``--compare`` embedder in one process, alternating their order per repeat; the protocol
+is in docs/performance.md ("How the AllenNLP comparison is timed"). This script only supplies the ``--compare`` factories below (``make_float32()``,
 ``make_bfloat16()``), one fresh process per (config, workload), and the real-text workload: 20-token
 windows of the first 3,000 sentences of ``assets/reference/`` in place of the harness's random words (real text repeats
 words, which elmo_core's one-CNN-pass-per-distinct-token exploits). Each process measures the fp32
@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# the project's workspace keeps the harness in its shared folder beside the checkout
 HARNESS = Path(os.environ.get("ELMO_BENCH_HARNESS", ROOT.parent / "shared" / "perf" / "allennlp_bench.py"))
 README = ROOT / "README.md"
 MARK_START, MARK_END = "<!-- allennlp-compare:start -->", "<!-- allennlp-compare:end -->"
@@ -63,6 +64,9 @@ def make_bfloat16(options_file: str, weight_file: str):
 
 # ---- one (config, workload) in this process -----------------------------------------------------------
 def _load_harness():
+    if not HARNESS.is_file():
+        raise SystemExit(f"error: no timing harness at {HARNESS}; set ELMO_BENCH_HARNESS to its file "
+                         "(docs/performance.md says what it does)")
     spec = importlib.util.spec_from_file_location("allennlp_bench", HARNESS)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -50,9 +50,9 @@ from app import explore as ex  # noqa: E402
 from app import figures  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
 from app import compare  # noqa: E402
-from app.frame import Controls, Reference, compute_frame, layer_maps  # noqa: E402
+from app import state as state_  # noqa: E402
+from app.frame import Controls, Reference, compute_frame, layer_maps, occurrence_layers  # noqa: E402
 from elmo_core.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
-from elmo_core.wordforms import word_forms  # noqa: E402
 
 K = 10  # neighbours shown (the page's default)
 
@@ -77,7 +77,7 @@ def load_model(args):
     return embedder, source
 
 
-# ---- reference corpus (as app/resources.reference_for_word, without Streamlit's cache) ---------------------
+# ---- reference corpus (app/resources.reference_for_word, the page's own search) -----------------------------
 def reference_lines() -> list[str]:
     """The shipped reference corpus's sentences (tokenized, space-joined); [] when it is missing."""
     try:
@@ -87,15 +87,12 @@ def reference_lines() -> list[str]:
 
 
 def reference_tokens(word: str, lines: list[str]) -> list[tuple[str, ...]]:
+    """The word's reference sentences as the page finds them (``resources.reference_for_word``: its forms, its
+    cap ``MAX_REFERENCE_SENTENCES``); [] without a corpus."""
     import streamlit.logger
-    streamlit.logger.set_log_level("error")  # "No runtime found" warnings: we bypass its cache on purpose
-    from app.resources import MAX_REFERENCE_SENTENCES
-    try:
-        corpus = ReferenceCorpus.load(REFERENCE_DIR)
-    except (FileNotFoundError, ValueError):
-        return []
-    # the page's own cap (resources.MAX_REFERENCE_SENTENCES), not a copy of it
-    return corpus.contexts(word_forms(word, inflections=False), MAX_REFERENCE_SENTENCES)[0]
+    streamlit.logger.set_log_level("error")  # "No runtime found" warnings: its cache works without a server
+    from app.resources import reference_for_word
+    return reference_for_word(word, inflections=False)[0]
 
 
 # ---- the page's work --------------------------------------------------------------------------------------
@@ -120,16 +117,18 @@ def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTa
     """One run of the explorer's live view: ``compute_frame`` (the function the page calls; projection "auto",
     no context words, query #1, k = 10), the page's three figures of the frame, and their JSON."""
     controls = Controls(tuple(w), gamma, layer_norm, "auto", False, 0, None, K)
-    has_labels = any(o.label for o in occurrences)
     with timer("compute_frame"):
         frame = compute_frame(table, occurrences, controls, state.get("frame"), model_key="model", word=word,
                               reference=Reference(ref, len(ref.lines) if ref else 0), umap_state="ready")
         state["frame"] = frame
     with timer("figures"):
-        figs = (figures.frame_map(frame, occurrences, table, "label" if has_labels else "sentence"),
+        # the page's colour: its default ("label") where it means something, else the first that does
+        color_by = state_.color_by_choices({}, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
+                                           frame.clusters is not None)[0]
+        figs = (figures.frame_map(frame, occurrences, table, color_by),
                 figures.frame_heatmaps(frame, occurrences), figures.frame_separation(frame))
     with timer("export"):
-        table.layers(False)[:, table.rows(occurrences)]
+        occurrence_layers(table, frame)
     with timer("figure JSON"):  # what st.plotly_chart does with each figure before sending it
         for fig in figs:
             if fig is not None:
@@ -197,7 +196,8 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
 
 # ---- (b) new sentences to first full view ----------------------------------------------------------------
 def worst_case_text() -> str:
-    """20 example-set sentences with "the": a word with the full 100 reference sentences to embed."""
+    """20 example-set sentences with "the": a word with the page's full number of reference sentences to
+    embed (``resources.MAX_REFERENCE_SENTENCES``)."""
     lines = [ln for e in EXAMPLE_SETS.values() for ln in e.text.splitlines()
              if " the " in f" {ln.split('] ', 1)[-1].lower()} "]
     return "\n".join(lines[:20]) + "\n"

@@ -1,6 +1,7 @@
 """Training throughput of the default biLM on this machine: tokens/s per component, float32 against bfloat16.
 
 Usage: python benchmarks/train_throughput.py [--threads 1] [--steps 6] [--batch-size 128] [--corpus data/corpus]
+       [--cutoffs 2000,10000,40000 1000,5000,20000 ...]
 
 Each component is timed forward + backward on the same real batch (sentences of the training corpus when it
 is built, else Zipf-sampled random words), so the rows show where a training step's time goes:
@@ -59,6 +60,8 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=corpus_dir())
     ap.add_argument("--config", type=Path, default=ROOT / "configs" / "default.json")
     ap.add_argument("--force-bf16", action="store_true", help="time bfloat16 even without native CPU support")
+    ap.add_argument("--cutoffs", nargs="*", default=[], metavar="C1,C2,...",
+                    help="also time the adaptive softmax with these cutoff sets (e.g. 2000,10000,40000 1000,5000,20000)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cfg = json.loads(args.config.read_text())
@@ -88,8 +91,10 @@ def main() -> None:
         cast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16")
         tokens_in = model.bilm.char_cnn(unique).detach()
         x = tokens_in[inverse].reshape(*ids.shape[:2], -1).detach().requires_grad_()
-        top = torch.randn(2 * len(batch) * (char_ids.shape[1] + 1), tokens_in.shape[-1])
-        target = torch.randint(0, len(vocab), (top.shape[0],))
+        # The batch's real targets, forward (next token) then backward (previous token): where they fall among
+        # the cutoffs sets the softmax's cost, so random ids would overstate it several-fold.
+        target = torch.tensor([w for s in batch for ids in [vocab.encode(s)] for w in (*ids[1:], *ids[:-1])])
+        top = torch.randn(len(target), tokens_in.shape[-1])
 
         def cnn():
             with cast:
@@ -125,6 +130,19 @@ def main() -> None:
                          ("whole step (LM + both teacher losses)", step)):
             row[name] = n_tokens / timed(fn, args.steps)
         rows[dtype] = row
+    if args.cutoffs:
+        # The softmax's share of a step depends on where the cutoffs fall: the head holds the first cluster's
+        # words in full, each tail cluster a projection of size P / 4^i.
+        p = model.softmax.in_features
+        top = torch.randn(len(target), p)
+        print("\n| softmax cutoffs | forward + backward tokens/s | share of targets in the head |")
+        print("|---|---|---|")
+        for spec in args.cutoffs:
+            cuts = [int(c) for c in spec.split(",")]
+            sm = torch.nn.AdaptiveLogSoftmaxWithLoss(p, len(vocab), cuts, div_value=4.0)
+            x = top.clone().requires_grad_()
+            rate = n_tokens / timed(lambda: sm(x, target).loss.backward(), args.steps)
+            print(f"| {spec} | {rate:,.0f} | {float((target < cuts[0]).float().mean()):.2f} |")
     print("\n| component | " + " | ".join(f"{d} tokens/s" for d in dtypes) + " |")
     print("|" + "---|" * (len(dtypes) + 1))
     for name in rows["float32"]:

@@ -169,9 +169,10 @@ def cmd_evaluate(args) -> int:
     held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
     import torch
 
-    from .evaluate import heldout_perplexity, loo_sense_probe, model_info, sense_table, subsample_keys
+    from .evaluate import heldout_perplexity, model_info
     from .loading import model_folder
-    from .senses import read_sense_sentences, read_wordnet_examples
+    from .probes.loo_sense import loo_sense_probe, loo_sense_table
+    from .senses import read_sense_sentences, read_wordnet_examples, subsample_keys
     from .train import read_sentences
 
     if args.threads:
@@ -192,7 +193,7 @@ def cmd_evaluate(args) -> int:
             continue
         print(f"leave-one-out sense probe on {name}: {len(items)} items ...", file=sys.stderr)
         r = loo_sense_probe(embedder, items, args.batch_size, dataset=name)
-        report["sense_probe"][name] = r
+        report["sense_probe"][name] = r.to_evaluation_json()  # the layout of assets/*/evaluation.json
         results.append(r)
     ckpt = model_folder(args.options, args.weights, args.checkpoint)  # the folder of the model just loaded
     test_file = Path(args.corpus_dir) / "test.txt"
@@ -207,9 +208,9 @@ def cmd_evaluate(args) -> int:
         sentences = read_sentences(test_file, args.max_sentences)
         report["perplexity"] = {**heldout_perplexity(ckpt, sentences, args.batch_size), "sentences": len(sentences),
                                 "file": str(test_file), "seconds": round(time.perf_counter() - start, 1)}
-    table = sense_table(results) if results else "(no sense data)"
+    table = loo_sense_table(results) if results else "(no sense data)"
     ppl = report["perplexity"]
-    text = (f"Model: {embedder.name}, {embedder.num_parameters:,} parameters\n\nSense probe (leave-one-out 1-NN "
+    text = (f"Model: {embedder.name}, {embedder.num_parameters:,} parameters\n\nLeave-one-out sense probe (1-NN "
             f"accuracy within lemma, %):\n\n{table}\n\nPerplexity: "
             + (f"forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}, average {ppl['average']:.1f} "
                f"on {ppl['sentences']} test sentences" if "forward" in ppl else str(ppl.get("skipped"))))
@@ -223,8 +224,9 @@ def cmd_evaluate(args) -> int:
 def add_evaluate_parser(sub) -> None:
     from .paths import OWN_SENTENCES, SENSE_PROBE, corpus_dir
 
-    p = sub.add_parser("evaluate",
-                       help="leave-one-out sense probe (WordNet examples, our sentences) and test perplexity")
+    about = ("the leave-one-out sense probe (probe task loo_sense) on WordNet examples, our sentences and the "
+             "34-word probe, and the test split's perplexity")
+    p = sub.add_parser("evaluate", help=about, description=about[0].upper() + about[1:] + ".")
     p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors (+ softmax.safetensors, "
                                         "vocab.txt for perplexity); default: assets/default")
     p.add_argument("--options", help="ELMo options.json (with --weights)")
@@ -293,8 +295,12 @@ def cmd_probe(args) -> int:
 def add_probe_parser(sub) -> None:
     from .probes import SIZES, TASKS
 
-    p = sub.add_parser("probe", help="what each layer knows: word-sense and part-of-speech probes (paper 5.3)")
-    p.add_argument("--task", choices=[*TASKS, "all"], default="all")
+    about = ("what each layer knows: the sense-means (wsd), part-of-speech (pos) and leave-one-out sense "
+             "(loo_sense) probes (paper 5.3)")
+    p = sub.add_parser("probe", help=about, description=about[0].upper() + about[1:] + ".")
+    p.add_argument("--task", choices=[*TASKS, "all"], default="all",
+                   help="; ".join(f"{name}: {t.title}" for name, t in TASKS.items()) + "; all: every task "
+                        "(default)")
     p.add_argument("--options", help="ELMo options.json (with --weights); default: the shipped model")
     p.add_argument("--weights", help="ELMo weights.hdf5")
     p.add_argument("--checkpoint", help="a folder with options.json + model.safetensors")
@@ -303,7 +309,7 @@ def add_probe_parser(sub) -> None:
     p.add_argument("--size", choices=list(SIZES), default="full",
                    help=f"the subsample, full / quick (0 = all): {sizes}")
     p.add_argument("--max-items", type=int, default=0,
-                   help="override the subsample: WSD sense items (whole lemmas), POS training sentences")
+                   help="override the subsample: sense items (wsd, loo_sense; whole words), POS training sentences")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--wordnet-dir", help="WordNet dict folder (default: $ELMO_WORDNET_DIR or /usr/share/wordnet)")
     p.add_argument("--brown-dir", help="Brown folder with ca01..cr09 (default: $ELMO_BROWN_DIR or data/probes/...)")

@@ -136,11 +136,13 @@ class BiLanguageModel(nn.Module):
         dropout: on the top layer before the softmax (training only).
         occurrence_min_id: vocabulary ids from which words form same-word pairs for ``occurrence_distance``;
             None (default) leaves the occurrence term out. occurrence_temperature: its softmax temperature.
+        bag_parts: equal parts of ``context_bag`` along its last axis, each normalised on its own: 1 for
+            ``teacher.context_bags``, 2 for ``teacher.directional_bags``.
     """
 
     def __init__(self, bilm: BiLM, vocab_size: int, dropout: float = 0.1, cutoffs: list[int] | None = None,
                  lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int | None = None,
-                 occurrence_temperature: float = 0.1):
+                 occurrence_temperature: float = 0.1, bag_parts: int = 1):
         super().__init__()
         self.bilm = bilm
         p = bilm.config.lstm.projection_dim
@@ -151,6 +153,7 @@ class BiLanguageModel(nn.Module):
         self.contextual_head = nn.Linear(2 * p, contextual_dim) if contextual_dim else None
         self.occurrence_min_id = occurrence_min_id
         self.occurrence_temperature = occurrence_temperature
+        self.bag_parts = bag_parts
 
     def forward(self, char_ids: torch.Tensor, word_ids: torch.Tensor,
                 lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
@@ -166,8 +169,9 @@ class BiLanguageModel(nn.Module):
             contextual: optional (targets float32 (B, T, K_ctx), mask bool (B, T)) per token: the top layer's
                 [forward; backward] vector predicts it through ``contextual_head``. Layer 1 is not a target.
             context_bag: optional float32 (B, T, K_bag), a second view of each token's context
-                (``teacher.context_bags``); when given, the geometry the similarity terms match is
-                [unit teacher state ; unit bag], the two teachers weighted equally.
+                (``teacher.context_bags``, or ``teacher.directional_bags`` with ``bag_parts=2``); when given,
+                the geometry the similarity terms match is [unit teacher state ; unit bag], the two teachers
+                weighted equally.
 
         Returns:
             LMLoss with summed NLLs (float32 scalars) over the B * (n_i + 1) predictions per direction, and
@@ -192,8 +196,12 @@ class BiLanguageModel(nn.Module):
                 contextual_loss = cosine_distance(self.contextual_head(inner[tmask]), targets[tmask])
                 geometry = targets[tmask]
                 if context_bag is not None:
+                    # Each of the bag's parts (one, or the two sides of ``teacher.directional_bags``) unit length,
+                    # scaled so that the bag as a whole weighs as much as the teacher state.
+                    parts = context_bag[tmask].float().chunk(self.bag_parts, dim=-1)
                     geometry = torch.cat([nn.functional.normalize(geometry.float(), dim=-1, eps=1e-6),
-                                          nn.functional.normalize(context_bag[tmask].float(), dim=-1, eps=1e-6)], dim=-1)
+                                          *(nn.functional.normalize(b, dim=-1, eps=1e-6) / self.bag_parts ** 0.5
+                                            for b in parts)], dim=-1)
                 similarity_loss = similarity_distance(inner[tmask], geometry)
                 if self.occurrence_min_id is not None:  # None: the term is not in this run's objective
                     token_ids = word_ids[:, 1 : targets.shape[1] + 1][tmask]

@@ -1,6 +1,7 @@
 """Sense-labelled sentences for the sense probes: WordNet example sentences and our own hand-written set.
 
-A ``SenseItem`` is one occurrence of a target word in a tokenized sentence, with a coarse sense label.
+A ``SenseItem`` is one occurrence of a target word in a tokenized sentence, with a coarse sense label;
+``subsample_keys`` picks whole words of a set and ``embed_items`` gives the vectors both sense probes use.
 WordNet (read by ``elmo_core.wordnet``): the examples of a synset, credited to its lemmas; the coarse sense of
 a synset is its lexicographer file (``noun.artifact``, ``verb.motion``, ...). A lemma/POS pair is kept when
 its examples span two or more coarse senses. Data: docs/DATA_SOURCES.md. Nothing here downloads anything.
@@ -13,6 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from .embedder import Progress, embed_with_progress
 from .paths import OWN_SENTENCES
 from .tokenize import tokenize
 from .wordforms import find_form, word_forms
@@ -124,3 +128,46 @@ def group_by_key(items: Sequence[SenseItem]) -> dict[str, list[int]]:
     for i, it in enumerate(items):
         groups.setdefault(it.key, []).append(i)
     return groups
+
+
+def subsample_keys(items: Sequence[SenseItem], max_items: int, seed: int = 0) -> list[SenseItem]:
+    """Whole lemma groups, picked in a seeded random order until ``max_items`` items (0 = keep all)."""
+    if not max_items or len(items) <= max_items:
+        return list(items)
+    groups = group_by_key(items)
+    keys = list(groups)
+    np.random.default_rng(seed).shuffle(keys)
+    picked: list[int] = []
+    for k in keys:
+        if len(picked) + len(groups[k]) > max_items and picked:
+            continue
+        picked += groups[k]
+        if len(picked) >= max_items:
+            break
+    return [items[i] for i in sorted(picked)]
+
+
+def embed_items(embedder, items: Sequence[SenseItem], batch_size: int = 64,
+                progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The target vectors and bag-of-context vectors of sense items.
+
+    Each distinct sentence runs through the biLM once (stateless), in chunks so ``progress(fraction, text)``
+    can report.
+
+    Returns:
+        targets: float32 (N, L + 1, D), every layer at each item's target position;
+        context: float32 (N, D), mean layer-0 vector of the sentence's other tokens (zeros if there are none).
+    """
+    sentences = list(dict.fromkeys(it.tokens for it in items))
+    index = {s: i for i, s in enumerate(sentences)}
+    acts = embed_with_progress(embedder, sentences, batch_size, max(batch_size * 8, 256), progress)
+    n, layers, dim = len(items), embedder.num_layers, embedder.dim
+    targets = np.zeros((n, layers, dim), dtype=np.float32)
+    context = np.zeros((n, dim), dtype=np.float32)
+    for k, it in enumerate(items):
+        a = acts[index[it.tokens]]  # (L + 1, n_tokens, D)
+        targets[k] = a[:, it.position]
+        others = np.delete(a[0], it.position, axis=0)
+        if len(others):
+            context[k] = others.mean(axis=0)
+    return targets, context

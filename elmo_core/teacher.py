@@ -176,6 +176,30 @@ def context_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Ten
     return total / count.clamp(min=1).unsqueeze(-1)
 
 
+
+def directional_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor, has: torch.Tensor) -> torch.Tensor:
+    """Each token's bag of context split by side: [mean lexical vector of the tokens before it ; of those after it].
+
+    What each direction of the biLM can know: the forward LM at token t has read tokens 1..t, the backward LM
+    tokens t..n. Matched against the top layer's [forward ; backward] halves, each half gets a target it can
+    reach, which the whole-sentence bag (``context_bags``) is not for either half alone.
+
+    Args: as ``context_bags``.
+    Returns:
+        float32 (B, T, 2K); a side with no known token gets zeros.
+    """
+    inner = word_ids[:, 1:-1]
+    steps = inner.shape[1]
+    real = torch.arange(steps, device=inner.device).unsqueeze(0) < lengths.unsqueeze(1)
+    known = (has[inner] & real).to(table.dtype)  # (B, T)
+    vecs = table[inner] * known.unsqueeze(-1)  # (B, T, K)
+    left = vecs.cumsum(dim=1) - vecs  # strictly before t
+    left_n = known.cumsum(dim=1) - known
+    right = vecs.sum(dim=1, keepdim=True) - vecs - left  # strictly after t
+    right_n = known.sum(dim=1, keepdim=True) - known - left_n
+    return torch.cat([left / left_n.clamp(min=1).unsqueeze(-1), right / right_n.clamp(min=1).unsqueeze(-1)], dim=-1)
+
+
 # ---- precomputed contextual targets ---------------------------------------------------------------------
 def precompute(train_txt: Path, out_path: Path, num_sentences: int, layers: Sequence[int], dim: int,
                batch_size: int = 32, fit_sentences: int = 4000) -> dict:

@@ -70,6 +70,7 @@ class TrainConfig:
     occurrence_min_id: int = 150  # vocabulary ids below this (function words, punctuation) form no such pairs
     occurrence_temperature: float = 0.1  # lower = the term weighs each occurrence's nearest ones more
     bag_teacher: bool = False  # the similarity terms match [MiniLM ; GloVe bag of context] (teacher.context_bags)
+    bag_directional: bool = False  # the bag teacher split by side: before the token, after it (teacher.directional_bags)
     anchor_group: int = 0  # > 0: each batch is batch_size / anchor_group words x anchor_group sentences holding each
 
     @classmethod
@@ -338,7 +339,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     model = BiLanguageModel(BiLM(bilm_cfg, dropout=cfg.dropout), len(vocab), dropout=cfg.dropout,
                             lexical_dim=lexical_dim, contextual_dim=contextual_dim,
                             occurrence_min_id=cfg.occurrence_min_id if cfg.occurrence_weight else None,
-                            occurrence_temperature=cfg.occurrence_temperature).to(device)
+                            occurrence_temperature=cfg.occurrence_temperature,
+                            bag_parts=2 if cfg.bag_directional else 1).to(device)
     if init is not None and not (resume and ckpt.exists()):
         # Teacher heads start fresh: the earlier run's heads may read other teacher states (another layer or basis).
         start_state = {k: v for k, v in load_file(str(init / "checkpoint" / "model.safetensors")).items()
@@ -350,7 +352,8 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
             raise ValueError(f"{init}: checkpoint does not fit this config: {bad[:5]}")
     glove = None
     if cfg.lexical_weight or cfg.bag_teacher:
-        from .teacher import context_bags, lexical_targets
+        from .teacher import context_bags, directional_bags, lexical_targets
+        bag_of = directional_bags if cfg.bag_directional else context_bags
         glove = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
     lexical = glove if cfg.lexical_weight else None
     anchors = None
@@ -420,7 +423,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 words = words.to(device)
                 bag = None
                 if cfg.bag_teacher:
-                    bag = context_bags(words, torch.as_tensor(lengths[idx], device=device), *glove)
+                    bag = bag_of(words, torch.as_tensor(lengths[idx], device=device), *glove)
                 with autocast:
                     loss: LMLoss = wrapped(char_ids.to(device), words, lexical, ctx, bag)
                 optimizer.zero_grad(set_to_none=True)

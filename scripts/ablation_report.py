@@ -18,9 +18,10 @@ from pathlib import Path
 import torch
 
 from elmo_core.embedder import Embedder
-from elmo_core.evaluate import heldout_perplexity, loo_sense_probe, subsample_keys
+from elmo_core.evaluate import heldout_perplexity
 from elmo_core.paths import SENSE_PROBE
-from elmo_core.senses import read_sense_sentences, read_wordnet_examples
+from elmo_core.probes.loo_sense import loo_sense_probe
+from elmo_core.senses import read_sense_sentences, read_wordnet_examples, subsample_keys
 from elmo_core.train import read_sentences
 
 
@@ -40,10 +41,12 @@ def cpu_hours(run: Path) -> tuple[float, int, int]:
 def score(export: Path, corpus_dir: Path, wordnet_dir: str | None, max_wordnet: int) -> dict:
     embedder = Embedder.from_checkpoint(export, device="cpu")
     out = {"perplexity": heldout_perplexity(export, read_sentences(corpus_dir / "test.txt"))}
-    out["probe"] = loo_sense_probe(embedder, read_sense_sentences(SENSE_PROBE), dataset="sense probe (34 words)")
+    out["probe"] = loo_sense_probe(embedder, read_sense_sentences(SENSE_PROBE),
+                                   dataset="sense probe (34 words)").to_evaluation_json()
     try:
         items = subsample_keys(read_wordnet_examples(wordnet_dir), max_wordnet)
-        out["wordnet"] = loo_sense_probe(embedder, items, dataset="WordNet examples (weak signal)")
+        out["wordnet"] = loo_sense_probe(embedder, items,
+                                         dataset="WordNet examples (weak signal)").to_evaluation_json()
     except FileNotFoundError as err:
         print(f"WordNet probe skipped: {err}", file=sys.stderr)
     return out

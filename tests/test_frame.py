@@ -1,26 +1,14 @@
 """app.frame.compute_frame on the tiny fixture biLM: what the explorer page draws, without Streamlit."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from app import explore as ex
-from app import compare
+from app import frame as fr
 from app.frame import Controls, Reference, compute_frame, layer_maps
-
-TEXT = """[river] We sat on the bank of the river.
-[river] The river bank was muddy.
-[river] Reeds covered the bank where the ducks nested.
-[money] The bank raised its rates.
-[money] I paid the cheque into the bank.
-[money] A bank manager called me about the loan."""
-
-
-@pytest.fixture(scope="module")
-def bank(embedder):
-    parsed = ex.parse_input(TEXT)
-    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
-    return table, ex.find_occurrences(parsed.lines, "bank")
 
 
 def test_the_frame_holds_the_mix_and_the_views(bank):
@@ -139,20 +127,84 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
     assert layer_maps(table, compute_frame(table, occ[:2], Controls((0.0, 0.0, 0.0)), word="bank")) is None
 
 
-def test_two_models_compared_on_the_same_occurrences(bank):
+# ---- the page's words for a frame -----------------------------------------------------------------------------
+def test_the_mix_formula_and_the_notes(bank):
     table, occ = bank
-    # a stand-in for a second model: the same activations with each layer scaled differently, so other mixes
-    other = ex.TokenTable(table.lines, [table.acts[:, a:b] * np.array([3.0, 1.0, 0.5])[:, None, None]
-                                        for a, b in zip(table.offsets[:-1], table.offsets[1:])])
-    sides = compare.compare([("one", "m1", table), ("two", "m2", other)], occ, Controls((0.0, 1.0, 0.0)), "bank")
-    assert [s.name for s in sides] == ["one", "two"] and not sides[0].aligned and sides[1].aligned
-    own = compute_frame(other, occ, Controls((0.0, 1.0, 0.0)), model_key="m2", word="bank")
-    np.testing.assert_allclose(sides[1].frame.vectors, own.vectors)
-    np.testing.assert_allclose(sides[1].frame.coords, ex.procrustes_align(own.coords, sides[0].frame.coords))
-    rows = compare.score_rows(sides)
-    assert [r["layer"] for r in rows][-1].startswith("ELMo mix") and len(rows) == 4
-    assert rows[0]["one: 1-NN"] == round(sides[0].frame.separation[0].knn_accuracy, 3)
-    assert rows[3]["two: silhouette"] == round(sides[1].frame.separation[3].silhouette, 3)
-    with pytest.raises(ValueError, match="different sentences"):
-        compare.compare([("one", "m1", table), ("x", "m3", ex.TokenTable(table.lines[:2], [
-            table.acts[:, a:b] for a, b in zip(table.offsets[:2], table.offsets[1:3])]))], occ, Controls((0.0,) * 3), "bank")
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 2.0), gamma=0.5), word="bank")
+    s = ex.softmax([0.0, 0.0, 2.0])
+    assert fr.mix_formula(frame.s, 0.5) == ("ELMo = γ · Σ_j s_j · h_j with s = softmax(w): ELMo = 0.5 · "
+                                            f"({s[0]:.3f}·h_0 + {s[1]:.3f}·h_1 + {s[2]:.3f}·h_2)")
+    assert fr.zero_note(frame) == "" and fr.same_vector_note(frame) == ""
+    layer0 = compute_frame(table, occ, Controls((5.0, -5.0, -5.0)), word="bank")
+    assert fr.same_vector_note(layer0).startswith("All 6 occurrences have the same vector here: layer 0 is "
+                                                  "context-free")
+    zero = dataclasses.replace(frame, zero=np.array([False, True, False, False, False, True]))
+    assert fr.zero_note(zero).startswith("2 of the 6 occurrences have an all-zero vector in this mix (numbered #2, #6)")
+    assert "Mix + projection:" in fr.map_caption(frame) and fr.map_caption(frame).startswith(
+        "PCA of the 6 occurrence vectors (cosine")
+    with_context = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), context=True), word="bank")
+    assert f"and {len(with_context.context_rows)} other words" in fr.map_caption(with_context)
+    assert fr.method_name("auto") == "the automatic projection" and fr.method_name("tsne") == "t-SNE"
+
+
+def test_the_word_summary_says_when_capitals_split_layer_zero(embedder):
+    parsed = ex.parse_input("Spring came early .\nThe spring was dry .\nIn spring we sow .")
+    occ = ex.find_occurrences(parsed.lines, "spring")
+    head, caption = fr.word_summary("spring", occ)
+    assert head == "**3 occurrences** of “spring” in 3 sentences; forms as written: spring, Spring"
+    assert fr.case_split(occ) and "“spring” and “Spring” get different layer-0 vectors" in caption
+    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="spring")
+    assert "Layer 0 sees spring and Spring as different words" in fr.separation_caption(frame, occ)
+    same = [o for o in occ if o.token == "spring"]
+    assert fr.word_summary("spring", same) == ("**2 occurrences** of “spring” in 2 sentences; form as written: "
+                                               "spring", "")
+    assert not fr.case_split(same)
+
+
+def test_the_separation_caption_names_what_is_scored(bank):
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")
+    caption = fr.separation_caption(frame, occ)
+    assert caption.startswith("1-NN accuracy: share of occurrences") and "Layer 0 sees" not in caption
+    unlabelled = [dataclasses.replace(o, label=None) for o in occ]
+    plain = compute_frame(table, unlabelled, Controls((0.0, 0.0, 0.0)), word="bank")
+    assert fr.separation_caption(plain, unlabelled).startswith("Silhouette: (b − a)/max(a, b)")
+
+
+def test_clusters_as_the_senses_tab_lists_them(bank):
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), n_clusters=3), word="bank")
+    head, per_k = fr.cluster_summary(frame.clusters)
+    assert head.startswith("**3 clusters** in the current mix (set by hand); silhouette ") and per_k == ""
+    groups = fr.cluster_groups(frame.clusters)
+    assert [g.name for g in groups] == ["cluster 1", "cluster 2", "cluster 3"]
+    assert sorted(i for g in groups for i in g.members) == list(range(6))
+    assert [list(np.flatnonzero(frame.cluster_labels == g.cluster)) for g in groups] == [g.members for g in groups]
+    auto = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")
+    head, per_k = fr.cluster_summary(auto.clusters)
+    assert "chosen by silhouette among" in head and per_k.startswith("Silhouette per number of clusters: 2: ")
+    assert compute_frame(table, occ, Controls((5.0, -5.0, -5.0)), word="bank").cluster_labels is None
+
+
+def test_tables_and_options_of_the_page(bank):
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), layer_norm=True), word="bank")
+    assert fr.query_option(occ, table.lines, 1) == "#2 · river · The river «bank» was muddy ."
+    rows = fr.tokenization_rows(table.lines)
+    assert rows["#"] == [1, 2, 3, 4, 5, 6] and rows["label"][0] == "river" and rows["tokens"][1].startswith("The ·")
+    layers = fr.occurrence_layers(table, frame)
+    assert layers.shape == (3, 6, table.acts.shape[-1])
+    np.testing.assert_array_equal(layers, table.layers(True)[:, frame.rows])
+    np.testing.assert_array_equal(frame.occurrence_coords, frame.coords[:6])
+    rows, columns = fr.occurrence_lines(occ, table.lines, [1, 4], chars=70)
+    assert [k.target for k in rows] == ["bank", "bank"] and rows[0].left == "The river"
+    assert columns == [("#", "n", ["#2", "#5"]), ("label", "lab", ["river", "money"])]
+    unlabelled = [dataclasses.replace(o, label=None) for o in occ]
+    assert fr.occurrence_lines(unlabelled, table.lines)[1] == [("#", "n", [f"#{i}" for i in range(1, 7)])]
+    rows, columns = fr.neighbour_lines(frame)
+    assert len(rows) == len(frame.neighbours) == 10
+    assert columns[0] == ("cos", "c", [f"{cos:.3f}" for _, _, cos, _ in frame.neighbours])
+    assert columns[1][0] == "label" and columns[1][2] == [label for _, label, _, _ in frame.neighbours]
+    assert fr.embedding_note(0.25, 2, table) == (f"Last biLM run: 250 ms for 2 new of 6 sentences ({table.num_tokens} "
+                                                 "tokens; the rest came from the cache).")

@@ -96,7 +96,7 @@ LAYERS = [
      "elmo_core.corpus.card", "elmo_core.reference"},
     {"elmo_core.lm", "elmo_core.teacher", "elmo_core.train", "elmo_core.evaluate", "elmo_core.probes",
      "elmo_core.probes.task", "elmo_core.probes.results", "elmo_core.probes.mix_classifier",
-     "elmo_core.probes.sense_means", "elmo_core.probes.pos"},
+     "elmo_core.probes.sense_means", "elmo_core.probes.pos", "elmo_core.probes.loo_sense"},
     {"elmo_core.cli", "elmo_core.__main__", "elmo_core.corpus.__main__"},
 ]
 

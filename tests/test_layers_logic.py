@@ -50,7 +50,7 @@ def test_figures(fixture_report):
     assert list(fig.data[0].y) == [50.0, 70.0, 60.0, 72.0] and list(fig.data[1].y) == [97.3, 96.8]
     s_fig = lg.weights_figure(report)
     assert [list(t.y) for t in s_fig.data] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
-    assert len(lg.summary_rows(report)) == 2
+    assert len(lg.summary_rows(report)) == 3
     # the paper's diamonds stand beside their bars (x = j + offset), not on the bars' value labels
     assert list(fig.data[1].x) == [1 + lg.PAPER_OFFSET, 2 + lg.PAPER_OFFSET] and lg.PAPER_OFFSET > lg.BAR_WIDTH / 2
     # no number inside the plot (a line or a diamond could cross it): value, name and the paper's value are
@@ -62,7 +62,33 @@ def test_figures(fixture_report):
     assert all(shape.layer == "below" for shape in fig.layout.shapes)  # the dotted baselines pass behind the bars
     table = lg.summary_table(report)
     assert table[""][:4] == ["layer 0", "layer 1", "layer 2", "learned mix"]
-    assert len(table) == 3 and table[report.tasks["pos"].title][:4] == ["50.0", "70.0", "60.0", "72.0"]
+    assert len(table) == 4 and table[report.tasks["pos"].title][:4] == ["50.0", "70.0", "60.0", "72.0"]
+
+
+def test_a_task_without_a_learned_mix_or_paper_numbers(fixture_report):
+    """The leave-one-out sense probe trains nothing: no mix bar, no diamonds, no weights button or s bars."""
+    _, report = fixture_report
+    loo = report.tasks["loo_sense"]
+    assert not loo.has_mix and loo.paper is None
+    fig = lg.task_figure(loo)
+    assert len(fig.data) == 1 and list(fig.data[0].y) == [50.0, 70.0, 60.0]
+    # each tick is the bar's value over its name; no paper value (no diamond) under any of them
+    assert list(fig.layout.xaxis.ticktext) == ["<b>50.0</b><br>layer 0", "<b>70.0</b><br>layer 1",
+                                               "<b>60.0</b><br>layer 2"]
+    assert list(lg.mixing_tasks(report)) == ["wsd", "pos"]
+    assert [t.name for t in lg.weights_figure(report).data] == [lg.task_label("wsd"), lg.task_label("pos")]
+    row = lg.summary_rows(report)[2]
+    assert row["task"] == loo.title and row["learned mix"] == row["learned s"] == row["paper layer 1 / 2"] == lg.NONE
+    assert "The paper has no such probe." in dict(lg.data_notes(report))[loo.title]
+    assert lg.task_label("loo_sense") != lg.task_label("wsd")  # two sense probes, two names
+
+
+def test_task_charts_come_two_to_a_row(fixture_report):
+    _, report = fixture_report
+    rows = lg.chart_rows(report)
+    assert [[task for task, _ in row] for row in rows] == [["wsd", "pos"], ["loo_sense"]]
+    assert lg.chart_rows(report, per_row=3) == [list(report.tasks.items())]
+
 
 
 def test_baseline_labels_of_close_values_are_moved_apart_in_order():

@@ -39,9 +39,10 @@ def test_page_shows_precomputed_results(fixture_report, monkeypatch):
     assert at.title[0].value == "What each layer knows"
     assert any("gamma" in str(x.value) for x in at.get("latex"))
     specs = charts(at)
-    assert len(specs) == 3
-    assert [t["y"] for t in specs[2]["data"]] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
+    assert len(specs) == 4  # one per task, then the learned s of the tasks that learn one
+    assert [t["y"] for t in specs[3]["data"]] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
     assert at.button(key="layers_use_wsd") and at.button(key="layers_use_pos")
+    assert not any(b.key == "layers_use_loo_sense" for b in at.button)  # the leave-one-out probe learns no s
     at.button(key="layers_use_pos").click().run()
     no_errors(at)
     w = lg.weights_for_explorer([0.1, 0.6, 0.3])
@@ -60,7 +61,8 @@ def test_page_computes_results_for_a_model(monkeypatch):
     report = next(iter(at.session_state["layers_computed"].values()))
     for task in ("wsd", "pos"):
         assert abs(sum(report.tasks[task].s) - 1) < 1e-6
-    assert len(charts(at)) == 3
+    assert report.tasks["loo_sense"].data.n_test == 750  # the shipped 34-word probe, whole
+    assert len(charts(at)) == 4
 
 
 def test_page_says_when_probe_data_is_missing(monkeypatch, tmp_path):

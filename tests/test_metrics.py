@@ -1,9 +1,11 @@
-"""elmo_core.metrics on toy vectors: 1-NN with ties, chance, most frequent sense."""
+"""elmo_core.metrics on toy vectors: 1-NN with ties, chance, most frequent sense, silhouette by sense."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from elmo_core.metrics import chance_random_neighbour, loo_baseline_scores, loo_nn_scores, nn_scores_from_similarity
+from elmo_core.metrics import (chance_random_neighbour, loo_baseline_scores, loo_nn_scores, mean_over_groups,
+                               nn_scores_from_similarity, silhouette_by_sense)
 
 
 def test_loo_nn_on_separated_clusters():
@@ -35,3 +37,17 @@ def test_similarity_form_is_the_same_rule():
     assert np.array_equal(nn_scores_from_similarity(sims, labels), loo_nn_scores(x, labels))
     assert np.array_equal(sims, before)  # the caller's matrix is left alone
     assert np.allclose(chance_random_neighbour(labels), [0.5, 0.25, 0.5, 0.25, 0.5])
+
+
+def test_silhouette_by_sense_on_known_cases():
+    rng = np.random.default_rng(0)
+    centres = np.eye(8)[:2] * 10
+    labels = ["a"] * 10 + ["b"] * 10
+    separated = np.repeat(centres, 10, axis=0) + rng.normal(scale=0.1, size=(20, 8))
+    assert silhouette_by_sense(separated, labels) > 0.9
+    assert abs(silhouette_by_sense(rng.normal(size=(200, 64)), ["a", "b"] * 100)) < 0.05
+    assert silhouette_by_sense(np.ones((4, 3)), ["a", "a", "b", "b"]) == 0.0  # identical vectors
+    assert np.isnan(silhouette_by_sense(separated, ["a"] * 20))  # one sense: undefined
+    assert np.isnan(silhouette_by_sense(separated[:2], ["a", "b"]))  # every item its own sense
+    assert mean_over_groups([0.5, float("nan"), 0.1]) == pytest.approx(0.3)
+    assert mean_over_groups([float("nan")]) is None

@@ -23,12 +23,16 @@ def test_probe_command_and_report(tmp_path, allennlp_files, monkeypatch):
               "--wordnet-dir", str(WORDNET), "--brown-dir", str(BROWN), "--out", str(out)]
     assert main([*common, "--task", "pos"]) == 0
     assert main([*common, "--task", "wsd"]) == 0  # added to the same model's file
+    assert main([*common, "--task", "loo_sense"]) == 0
     report = probes.load_report(out)
-    assert json.loads(out.read_text())["format"] == probes.FORMAT and set(report.tasks) == {"wsd", "pos"}
+    assert json.loads(out.read_text())["format"] == probes.FORMAT
+    assert set(report.tasks) == {"wsd", "pos", "loo_sense"}
     for task, result in report.tasks.items():
         check_task_result(result, 3, task)
     table = out.with_suffix(".md").read_text()
     assert "97.3" in table and "69.0" in table and "Not comparable" in table
+    loo_row = next(line for line in table.splitlines() if line.startswith("| " + probes.TASKS["loo_sense"].title))
+    assert loo_row.count("| - |") == 2  # no learned mix (its s too) and no paper numbers: "-", not made up
 
 
 def test_missing_data_is_a_clear_error(tiny_embedder, tmp_path, monkeypatch):
@@ -41,15 +45,26 @@ def test_missing_data_is_a_clear_error(tiny_embedder, tmp_path, monkeypatch):
 
 
 def test_every_task_in_the_table_reports_its_data(tmp_path):
+    from elmo_core.paths import ASSETS
+
+    prepared = []
     for name, task in probes.TASKS.items():
         assert task.name == name and task.title and task.label and task.colour.startswith("#")
         assert set(task.sizes) == set(probes.SIZES) and issubclass(task.result_type, TaskResult)
-        with pytest.raises(FileNotFoundError, match="--prepare"):
-            task.find_data({"wordnet": tmp_path, "brown": tmp_path})
-    assert len(probes.data_problems(wordnet_dir=tmp_path, brown_dir=tmp_path)) == len(probes.TASKS)
+        try:  # data that `probe --prepare` fetches, or data that ships in assets/
+            found = task.find_data({"wordnet": tmp_path, "brown": tmp_path})
+        except FileNotFoundError as err:
+            assert "--prepare" in str(err)
+            prepared.append(name)
+        else:
+            assert found.is_file() and ASSETS in found.parents
+    assert prepared == ["wsd", "pos"]
+    assert len(probes.data_problems(wordnet_dir=tmp_path, brown_dir=tmp_path)) == len(prepared)
     assert probes.data_problems(wordnet_dir=WORDNET, brown_dir=BROWN) == []
+    names = [t.name for t in probes.TASKS.values()]
     assert len({t.title for t in probes.TASKS.values()}) == len({t.label for t in probes.TASKS.values()}) \
-        == len(probes.TASKS)  # distinct probes, distinct names
+        == len(set(names)) == len(probes.TASKS)  # distinct probes, distinct names
+    assert probes.TASKS["wsd"].label != probes.TASKS["loo_sense"].label
 
 
 def toy_task(tmp_path: Path, calls: list) -> probes.ProbeTask:

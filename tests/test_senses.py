@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from elmo_core.paths import OWN_SENTENCES
-from elmo_core.senses import read_sense_sentences, read_wordnet_examples
+from elmo_core.senses import SenseItem, embed_items, read_sense_sentences, read_wordnet_examples, subsample_keys
 from elmo_core.wordforms import word_forms
 
 WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
@@ -50,3 +51,26 @@ def test_own_sentences_errors(tmp_path):
     bad.write_text("word\tsense\tsentence\nbank\triver\n")
     with pytest.raises(ValueError, match="3 tab-separated columns"):
         read_sense_sentences(bad)
+
+
+def test_subsample_keeps_whole_lemmas():
+    items = read_wordnet_examples(WORDNET)
+    sub = subsample_keys(items, 10, seed=1)
+    keys = {it.key for it in sub}
+    assert sub and len(sub) <= 10
+    assert all(sum(it.key == k for it in items) == sum(it.key == k for it in sub) for k in keys)
+    assert subsample_keys(items, 0) == items and subsample_keys(items, 10, seed=1) == sub  # seeded
+
+
+def test_embed_items_gives_each_target_and_its_bag_of_context(tiny_embedder):
+    sentence = ("the", "bank", "of", "the", "river")
+    items = [SenseItem("bank", "", "river", sentence, 1), SenseItem("river", "", "x", sentence, 4),
+             SenseItem("bank", "", "money", ("bank",), 0)]
+    seen = []
+    targets, context = embed_items(tiny_embedder, items, progress=lambda f, text: seen.append(f))
+    acts = tiny_embedder.embed_batch([list(sentence), ["bank"]])
+    assert targets.shape == (3, 3, tiny_embedder.dim) and targets.dtype == np.float32 and seen == [1.0]
+    np.testing.assert_allclose(targets[0], acts[0][:, 1], atol=1e-5)
+    np.testing.assert_allclose(targets[1], acts[0][:, 4], atol=1e-5)
+    np.testing.assert_allclose(context[0], np.delete(acts[0][0], 1, axis=0).mean(axis=0), atol=1e-5)
+    assert not context[2].any()  # a one-token sentence has no context

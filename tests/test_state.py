@@ -10,6 +10,7 @@ import pytest
 from app import explore as ex
 from app import state
 from app.examples import EXAMPLE_SETS
+from app.frame import Controls
 
 EXAMPLES = {name: e.text for name, e in EXAMPLE_SETS.items()}
 MODELS = ("default", "lm-only")
@@ -160,3 +161,90 @@ def test_kept_controls_come_back_only_when_forgotten():
         9, True, 3, "sentence", "Export")
     assert (ss[state.MAP_VIEW], ss[state.N_CLUSTERS], ss[state.COMPARE_A], ss[state.COMPARE_B]) == (
         "layers side by side", 3, "bundled:default", "bundled:lm-only")
+
+
+# ---- what the explorer page reads from its widgets --------------------------------------------------------------
+def test_widgets_are_filled_from_the_view_and_written_again():
+    ss = {state.VIEW: state.View(word="bank", weights=(1.0, 0.0, 0.0), k=4), state.weight_key(1): 2.0}
+    ss[state.K] = 7
+    state.remember(ss)
+    del ss[state.K]  # forgotten while the Layers page was shown
+    state.init_widgets(ss, 3)
+    assert ss[state.K] == 7  # the kept value, not the view's
+    assert [ss[state.weight_key(j)] for j in range(3)] == [1.0, 2.0, 0.0]  # present values win over the view's
+    assert ss[state.WORD] == "bank" and ss[state.GAMMA] == 1.0
+
+
+def test_the_query_occurrence_and_the_links_note():
+    ss = {state.QUERY: 2}
+    assert state.query_of(ss, 5) == (2, "")
+    ss = {state.QUERY: 9, state.LINK_QUERY: 9}  # a link's #10 among 5 occurrences
+    assert state.query_of(ss, 5) == (0, "The link's query occurrence #10 does not exist (there are 5); showing #1.")
+    assert state.LINK_QUERY not in ss and state.query_of(ss, 5) == (0, "")  # said once
+    assert state.query_of({state.QUERY: "x"}, 3) == (0, "")  # not the link's: no note
+
+
+@pytest.mark.parametrize("selection, expected", [
+    ({"selection": {"points": [{"customdata": [2, "x"]}]}}, 2),
+    ({"selection": {"points": [{"customdata": [-1]}, {"customdata": [1]}]}}, 1),  # grey context point first
+    ({"selection": {"points": [{"customdata": [7]}]}}, None),  # out of range
+    ({"selection": {"points": [{"customdata": ["<b>"]}]}}, None),  # hostile
+    ({"selection": {"points": [{"customdata": []}]}}, None),
+    ({"selection": "nonsense"}, None), (None, None), ({}, None)])
+def test_a_click_on_the_map(selection, expected):
+    assert state.clicked_occurrence(selection, 5) == expected
+
+
+def test_the_controls_come_from_the_widgets():
+    ss = {**state.widget_defaults(state.View(weights=(1.0, 0.0, -1.0), gamma=2.0, k=4, same_word=True,
+                                             projection="tsne", clusters=3), 3),
+          state.MAP_CHART: {"selection": {"points": [{"customdata": [1]}]}}}
+    controls = state.controls_of(ss, 3, query=2, n=4)
+    assert controls == Controls((1.0, 0.0, -1.0), 2.0, False, "tsne", False, 2, 1, 4, True, False, True, 3)
+    ss[state.N_CLUSTERS] = "3"  # not a number of clusters: chosen by silhouette
+    assert state.controls_of(ss, 3, 0, 4).n_clusters == 0
+
+
+def test_colour_by_offers_what_means_something_here():
+    ss = {state.COLOR_BY: "spelling"}
+    assert state.color_by_choices(ss, True, False, True) == ["label", "sentence", "cluster"]
+    assert ss[state.COLOR_BY] == "label"  # one spelling: the remembered choice goes
+    ss[state.COLOR_BY] = "cluster"
+    assert state.color_by_choices(ss, False, True, True) == ["sentence", "spelling", "cluster"]
+    assert ss[state.COLOR_BY] == "cluster"
+
+
+def test_compare_models_that_went_away_are_forgotten():
+    ss = {state.COMPARE_A: "session", state.COMPARE_B: "bundled:default"}
+    state.drop_unknown_models(ss, ["bundled:default", "bundled:lm-only"])
+    assert state.COMPARE_A not in ss and ss[state.COMPARE_B] == "bundled:default"
+    tables = {}
+    for model in ("a", "b", "c"):
+        state.keep_comparison_table(tables, (model, ("s",)), model.upper())
+    assert state.comparison_table(tables, ("c", ("s",))) == "C"
+    assert state.comparison_table(tables, ("a", ("s",))) is None  # at most the two sides are kept
+    state.keep_comparison_table(tables, ("a", ("other",)), "A2")  # other sentences: the old tables go
+    assert list(tables[state.private("compare_tables")]) == [("a", ("other",))]
+
+
+def test_the_word_box_holds_a_word_of_the_sentences():
+    lines = ex.parse_input("The bank closed .\nA bank of the river .\nSpring came .").lines
+    counts = dict(ex.word_counts(lines, True))
+    ss = {state.WORD: "Bank", state.SENTENCES: "x"}
+    assert state.pick_word(ss, counts, lines, True) == "" and ss[state.WORD] == "bank"
+    exact = dict(ex.word_counts(lines, False))
+    ss = {state.WORD: "spring", state.SENTENCES: "x"}
+    assert state.pick_word(ss, exact, lines, False) == "" and ss[state.WORD] == "Spring"  # its spelling here
+    ss = {state.WORD: "<b>bat</b>", state.SENTENCES: "x"}  # a link's word that is not there
+    note = state.pick_word(ss, counts, lines, True)
+    assert ss[state.WORD] == "bank" and "does not occur in these sentences" in note and "<b>" not in note
+    ss[state.WORD] = "bat"
+    assert state.pick_word(ss, counts, lines, True) == "" and ss[state.WORD] == "bank"  # a later text: no note
+
+
+def test_what_a_link_cannot_carry():
+    view = state.View(text="x" * (ex.MAX_URL_TEXT + 1), model="default")
+    notes = state.link_notes(view, "upload:abc", "my **model**", {state.COMPARE_A: "session"})
+    assert len(notes) == 3 and "“my \\*\\*model\\*\\*”" in notes[0] and "bundled “default”" in notes[0]
+    assert "not bundled" in notes[1] and "too long to keep in the link" in notes[2]
+    assert state.link_notes(state.View(text="short"), "default", "default", {}) == []

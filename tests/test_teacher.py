@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save_file
 
 from elmo_core import teacher
 from elmo_core.embedder import Embedder
-from elmo_core.lm import BiLanguageModel, first_occurrences, occurrence_distance
+from elmo_core.lm import BiLanguageModel
 from elmo_core.train import anchor_epoch_batches, anchor_index, load_language_model, read_sentences, train
 from tests.test_train import TEXT, corpus, make_cfg  # noqa: F401  (corpus is a fixture)
 
@@ -56,12 +56,6 @@ def ctx_file(corpus, tmp_path):  # noqa: F811
 def _losses(run):
     rows = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
     return [r for r in rows if "loss" in r]
-
-
-def test_first_occurrences():
-    uniq, first = first_occurrences(torch.tensor([5, 3, 5, 9, 3, 3]))
-    assert uniq.tolist() == [3, 5, 9]
-    assert first.tolist() == [1, 0, 3]
 
 
 OCCURRENCE = dict(occurrence_weight=5.0, occurrence_min_id=3, anchor_group=2, bag_teacher=True)
@@ -125,8 +119,9 @@ def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # 
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
 
 
-def test_resume_exact_with_anchor_batches_and_occurrence_loss(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file))
+@pytest.mark.parametrize("directional", [False, True])
+def test_resume_exact_with_anchor_batches_and_occurrence_loss(directional, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file), bag_directional=directional)
     train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=4, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=7, **extra), resume=True, progress=False)
@@ -134,30 +129,6 @@ def test_resume_exact_with_anchor_batches_and_occurrence_loss(corpus, tmp_path, 
     b = load_file(str(tmp_path / "split" / "checkpoint" / "model.safetensors"))
     for key in a:
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
-
-
-def test_occurrence_distance():
-    gen = torch.Generator().manual_seed(0)
-    ids = torch.tensor([200, 200, 5, 300, 200, 300, 5])
-    teacher_rows = torch.randn(7, 6, generator=gen)
-    assert float(occurrence_distance(teacher_rows.clone(), teacher_rows, ids, 150)) == pytest.approx(0.0, abs=1e-6)
-    student = torch.randn(7, 4, generator=gen)
-    loss = float(occurrence_distance(student, teacher_rows, ids, 150))
-    assert loss > 0.01
-    # Rows of words below min_id (here id 5) take no part: changing them changes nothing.
-    other = student.clone()
-    other[[2, 6]] = torch.randn(2, 4, generator=gen)
-    assert float(occurrence_distance(other, teacher_rows, ids, 150)) == pytest.approx(loss, abs=1e-6)
-    # A student that keeps the teacher's order of a word's occurrences but adds a shared word-identity
-    # direction (cosines pulled up together, order kept) costs far less than one with the order scrambled.
-    ids8 = torch.tensor([200] * 8 + [300] * 8)
-    t = torch.nn.functional.normalize(torch.randn(16, 6, generator=gen), dim=-1)
-    same_order = torch.cat([t, torch.full((16, 1), 0.5)], dim=1)  # cos_s = (cos_t + 0.25) / 1.25
-    scrambled = same_order[torch.cat([torch.randperm(8, generator=gen), 8 + torch.randperm(8, generator=gen)])]
-    kl_kept = float(occurrence_distance(same_order, t, ids8, 150))
-    kl_scrambled = float(occurrence_distance(scrambled, t, ids8, 150))
-    assert kl_kept < 0.25 * kl_scrambled
-    assert occurrence_distance(student, teacher_rows, torch.arange(200, 207), 150) is None  # no repeated word
 
 
 def test_context_bags():
@@ -170,6 +141,22 @@ def test_context_bags():
     # "4" has no known neighbour (5 is unknown): zeros; "5" sees "4".
     torch.testing.assert_close(bags[1, :2], torch.tensor([[0.0, 0.0], [0.0, 1.0]]))
 
+
+
+def test_directional_bags():
+    table = torch.tensor([[0.0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [2, 2]])
+    has = torch.tensor([False, False, False, True, True, False])
+    words = torch.tensor([[0, 3, 4, 3, 1], [0, 4, 5, 1, 1]])
+    bags = teacher.directional_bags(words, torch.tensor([3, 2]), table, has)
+    assert bags.shape == (2, 3, 4)
+    # Sentence "3 4 3": before each token, then after it; nothing on a side gives zeros.
+    torch.testing.assert_close(bags[0], torch.tensor([[0.0, 0.0, 0.5, 0.5], [1.0, 0.0, 1.0, 0.0],
+                                                      [0.5, 0.5, 0.0, 0.0]]))
+    # "4 5": 5 has no lexical vector, so "4" sees nothing after it and "5" sees "4" before it.
+    torch.testing.assert_close(bags[1, :2], torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]))
+    # The two sides together weigh the same tokens as the whole-sentence bag.
+    whole = teacher.context_bags(words, torch.tensor([3, 2]), table, has)
+    torch.testing.assert_close(whole[0, 1], (bags[0, 1, :2] + bags[0, 1, 2:]) / 2)
 
 def test_anchor_batches():
     tokens = ["<S>", "</S>", "<UNK>", "the", "a", ".", "bank", "river", "money", "play"]

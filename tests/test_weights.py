@@ -92,20 +92,6 @@ def test_safetensors_checkpoint_round_trip(allennlp_files, tmp_path):
         Embedder.from_checkpoint(tmp_path / "ckpt")
 
 
-def test_parameter_counts_match_published_models():
-    """ELMO_SPEC.md section 1.2: Small 13,593,296 and Original 93,600,848 parameters."""
-    from elmo_core.bilm import BiLM
-    from elmo_core.config import BiLMConfig
-
-    filters = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
-    for dim, proj, highway, expected in [(1024, 128, 1, 13_593_296), (4096, 512, 2, 93_600_848)]:
-        cfg = BiLMConfig.from_dict({"lstm": {"use_skip_connections": True, "projection_dim": proj, "cell_clip": 3,
-                                             "proj_clip": 3, "dim": dim, "n_layers": 2},
-                                    "char_cnn": {"activation": "relu", "filters": filters, "n_highway": highway,
-                                                 "embedding": {"dim": 16}, "n_characters": 262, "max_characters_per_token": 50}})
-        assert BiLM(cfg).num_parameters() == expected
-
-
 # ---- hostile weight files and options (issue 10, findings 1, 2 and 6) -----------------------------------------
 # A weights file is read as data only, options.json sizes are bounded before anything is allocated, and
 # models without LSTM projection load.

@@ -1,8 +1,10 @@
 """Explorer page: sentences in, the target word's contextual vectors out (map, neighbours, layers, export).
 
-Widgets and wiring only; the logic is in ``app/explore.py`` and ``app/frame.py``, figures in ``app/figures.py``,
-caches in ``app/resources.py``. The page's session keys, its link (URL) and what survives a page switch are
-``app/state.py``'s: every key starts with "explorer_" (private ones with "_explorer_").
+Widgets and wiring only: the page reads its widgets into ``Controls`` (``app/state.py``), calls
+``app.frame.compute_frame`` and draws the frame with the texts ``app/frame.py`` writes for it and the figures of
+``app/figures.py``; caches are ``app/resources.py``'s. The page's session keys, its link (URL), the word box and
+what survives a page switch are ``app/state.py``'s: every key starts with "explorer_" (private ones with
+"_explorer_").
 """
 from __future__ import annotations
 
@@ -10,15 +12,17 @@ import json
 import time
 import urllib.parse
 
-import numpy as np
 import streamlit as st
 
 from app import explore as ex
 from app import compare, exports, figures, resources, state
-from app.clusters import NO_CLUSTER, agreement
-from app.display import kwic, kwic_table, plural
+from app.clusters import agreement
+from app.display import kwic_table, plural
 from app.examples import EXAMPLE_SETS, find_example
-from app.frame import METHOD_NAMES, Controls, Frame, Reference, compute_frame, layer_maps, layer_name, marked
+from app.frame import (Frame, Reference, cluster_groups, cluster_summary, compute_frame, embedding_note, layer_maps,
+                       layer_name, map_caption, method_name, mix_formula, neighbour_lines, occurrence_layers,
+                       occurrence_lines, query_option, same_vector_note, separation_caption, tokenization_rows,
+                       word_summary, zero_note)
 from app.safe import md
 
 ss = st.session_state
@@ -37,22 +41,6 @@ Move the weights and watch the senses separate (or not).
 
 
 # ---- state ----------------------------------------------------------------------------------------------
-def init_state(num_layers: int) -> None:
-    """Fill missing widget state from the last view (the link's on a session's first run, see
-    ``state.start_session``, called by the entry script before the model panel)."""
-    state.restore(ss)  # k, same word only, the query, colour-by and the tab, if another page made Streamlit drop them
-    view: state.View = ss[state.VIEW]
-    for key, value in state.widget_defaults(view, num_layers).items():
-        if key not in ss:
-            ss[key] = value
-        else:
-            # Values set while this page was not shown (e.g. the Layers page's "use these weights") are kept by
-            # Streamlit under the widget id, and a widget that (re)mounts with such a value is sent without
-            # "set_value": the browser would show the widget's default (w = -5) and send that back. Writing
-            # the value again on every run makes it a fresh session-state value, which the browser adopts.
-            ss[key] = ss[key]
-
-
 def model_in_link(model: resources.LoadedModel) -> str:
     """The bundled model's name a link carries (an uploaded model cannot travel in one)."""
     return ss.get(resources.BUNDLED_CHOICE_KEY) or "default"
@@ -141,35 +129,8 @@ def input_section() -> ex.ParsedInput:
         st.warning(md(note))
     if parsed.lines and not presenting():
         with st.expander(f"Tokenization the model sees ({plural(len(parsed.lines), 'sentence')}, Moses tokenizer)"):
-            st.dataframe({"#": list(range(1, len(parsed.lines) + 1)),
-                          "label": [ln.label or "" for ln in parsed.lines],
-                          "tokens": [" · ".join(ln.tokens) for ln in parsed.lines]},
-                         hide_index=True, width="stretch")
+            st.dataframe(tokenization_rows(parsed.lines), hide_index=True, width="stretch")
     return parsed
-
-
-def _pick_word(counts: dict[str, int], lines: list[ex.Line], fold_case: bool) -> None:
-    """Make the word box hold a word of these sentences. A word the link asked for that is not there gets a
-    calm note; a new text simply gets its most frequent word (the box shows which)."""
-    asked = ss.get(state.WORD)
-    text = ss.get(state.SENTENCES) or ""
-    seen_text = ss.get(state.private("word_text"))
-    if isinstance(asked, str) and asked.strip():
-        wanted = asked.strip().casefold() if fold_case else asked.strip()
-        if wanted in counts:
-            ss[state.WORD] = wanted
-            ss[state.private("word_text")] = text
-            return
-        if not fold_case and asked.strip().casefold() in {w.casefold() for w in counts}:
-            # exact case asked for a word spelled otherwise here: its most frequent spelling
-            ss[state.WORD] = next(w for w in counts if w.casefold() == asked.strip().casefold())
-            ss[state.private("word_text")] = text
-            return
-        if seen_text is None:  # the first text of the session: the word came from the link
-            st.info(f"The link's word “{md(asked)}” does not occur in these sentences; showing "
-                    f"“{md(ex.suggest_word(lines, fold_case))}”, the most frequent word here.")
-    ss[state.WORD] = ex.suggest_word(lines, fold_case)
-    ss[state.private("word_text")] = text
 
 
 def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None:
@@ -179,7 +140,9 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
     if not counts:
         st.warning("Your sentences contain no words (only punctuation or symbols): there is nothing to look at.")
         return None
-    _pick_word(counts, lines, fold_case)
+    note = state.pick_word(ss, counts, lines, fold_case)
+    if note:
+        st.info(note)
     left, right = st.columns([2, 1], vertical_alignment="bottom")
     left.selectbox("Target word (type its first letters; most frequent first)", ex.picker_order(counts.items()),
                    key=state.WORD, format_func=lambda w: f"{w}  ({counts.get(w, 0)}×)", filter_mode="prefix")
@@ -197,21 +160,11 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
         st.warning(f"“{md(word)}” does not occur in your sentences"
                    f"{', with inflections' if inflections else ''}. Pick one of the words in the list.")
         return None
-    forms = ex.spellings(occurrences)
-    n_lines = len({o.line for o in occurrences})
-    st.markdown(f"**{plural(len(occurrences), 'occurrence')}** of “{md(word)}” in {plural(n_lines, 'sentence')}; "
-                f"{'forms' if len(forms) > 1 else 'form'} as written: {', '.join(md(f) for f in forms[:12])}")
-    case_forms = {f.casefold() for f in forms}
-    if len(forms) > len(case_forms):
-        st.caption("Layer 0 (the character CNN) reads each spelling as written, capitals included: "
-                   f"{' and '.join(f'“{md(f)}”' for f in forms[:3])} get different layer-0 vectors, so at layer 0 "
-                   "these occurrences split by capitalisation, not by sense. Colour the map by spelling to see it; "
-                   "untick “treat case as the same word” to keep one spelling.")
-    kw = [kwic(lines[o.line].tokens, o.position, 70, 70) for o in occurrences]
-    st.html(kwic_table(kw, [("#", "n", [f"#{i + 1}" for i in range(len(occurrences))]),
-                            *([("label", "lab", [o.label or "" for o in occurrences])]
-                              if any(o.label for o in occurrences) else [])],
-                       max_height_px=None if presenting() else 230))
+    headline, case_caption = word_summary(word, occurrences)
+    st.markdown(headline)
+    if case_caption:
+        st.caption(case_caption)
+    st.html(kwic_table(*occurrence_lines(occurrences, lines, chars=70), max_height_px=None if presenting() else 230))
     return word, occurrences
 
 
@@ -222,15 +175,11 @@ def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenT
     if memo is not None and memo[0] == key:
         return memo[1]
     bar = st.empty()
-
-    def progress(done: int, total: int) -> None:
-        if total > 32:
-            bar.progress(done / total, text=f"Running the biLM: {done}/{total} new sentences")
-
     start = time.perf_counter()
     try:
         with st.spinner("Running the biLM…"):
-            acts, computed = resources.embed(model, [ln.tokens for ln in lines], progress)
+            acts, computed = resources.embed(model, [ln.tokens for ln in lines],
+                                             lambda f, text: bar.progress(f, text=text), ex.PROGRESS_FROM)
     except Exception as err:
         st.error(f"The biLM failed on this input: {md(err)}")
         return None
@@ -238,8 +187,7 @@ def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenT
     bar.empty()
     table = ex.TokenTable(lines, acts)
     ss[state.private("table")] = (key, table)
-    ss["_timings"] = (f"Last biLM run: {seconds * 1000:.0f} ms for {computed} new of {len(lines)} sentences "
-                      f"({table.num_tokens} tokens; the rest came from the cache).")
+    ss["_timings"] = embedding_note(seconds, computed, table)
     return table
 
 
@@ -247,24 +195,13 @@ def reference_table(model: resources.LoadedModel, word: str, inflections: bool) 
     """The word's reference sentences, embedded on demand (with a progress bar) and cached per model."""
     bar = st.empty()
     try:
-        return resources.reference_table(model, word, inflections, lambda d, t: bar.progress(
-            d / t, text=f"Embedding the reference sentences for “{md(word)}”: {d}/{t}"))
+        return resources.reference_table(model, word, inflections, lambda f, text: bar.progress(
+            f, text=f"Embedding the reference sentences for “{md(word)}”: {text}"))
     finally:
         bar.empty()
 
 
 # ---- the live part: sliders, map, neighbours, similarity, export --------------------------------------------
-def _clicked(n: int) -> int | None:
-    try:
-        for point in (ss.get(state.MAP_CHART) or {}).get("selection", {}).get("points", []):
-            idx = int((point.get("customdata") or [-1])[0])
-            if 0 <= idx < n:
-                return idx
-    except (TypeError, ValueError, AttributeError):
-        return None
-    return None
-
-
 def weights_section(num_layers: int) -> None:
     st.subheader("3 · Layer weights")
     cols = st.columns(num_layers + 1)
@@ -281,8 +218,6 @@ def weights_section(num_layers: int) -> None:
 def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occurrences: list[ex.Occurrence]) -> None:
     num_layers = table.num_layers
     cols = weights_section(num_layers)
-    w = [float(ss[state.weight_key(j)]) for j in range(num_layers)]
-    gamma = float(ss[state.GAMMA])
     weight_notes = [c.container() for c in cols[:num_layers]]  # filled from the frame below
     formula = st.container()
 
@@ -307,46 +242,29 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
                       help="Also place the sentences' other words on the map (projected together with the occurrences).")
 
     n = len(occurrences)
-    query = ss.get(state.QUERY)
-    link_query = ss.pop(state.LINK_QUERY, None)  # only on the session's first frame
-    if not isinstance(query, int) or not 0 <= query < n:
-        query, note = state.clamp_query(query if isinstance(query, int) else 0, n)
-        if link_query is not None:
-            st.info(md(note))
-    controls = Controls(tuple(w), gamma, bool(ss.get(state.LAYER_NORM)), ss.get(state.PROJECTION, "auto"),
-                        bool(ss.get(state.CONTEXT)), query, _clicked(n), int(ss.get(state.K) or 10),
-                        bool(ss.get(state.SAME_WORD)), bool(ss.get(state.INFLECTIONS)),
-                        bool(ss.get(state.FOLD_CASE, True)), n_clusters())
+    query, note = state.query_of(ss, n)
+    if note:
+        st.info(md(note))
+    controls = state.controls_of(ss, num_layers, query, n)
     ref, ref_total, ref_note = reference_table(model, word, controls.inflections)
-    method_name = METHOD_NAMES.get(controls.projection, "the automatic projection")
-    with st.spinner(f"Projecting {plural(n, 'point')} with {method_name}…"):
+    with st.spinner(f"Projecting {plural(n, 'point')} with {method_name(controls.projection)}…"):
         frame = compute_frame(table, occurrences, controls, ss.get(FRAME), model_key=model.key, word=word,
                               reference=Reference(ref, ref_total, ref_note),
                               umap_state=resources.umap_warm_up().state, types=resources.type_vectors(model))
     ss[FRAME] = frame
     ss[state.QUERY] = frame.query  # before the selectbox is drawn, so a click moves it
-    s = frame.s
-    for j in range(num_layers):
-        weight_notes[j].markdown(f"s_{j} = **{s[j]:.3f}**")
-        weight_notes[j].progress(float(s[j]))
-    terms = " + ".join(f"{s[j]:.3f}·h_{j}" for j in range(num_layers))
-    formula.markdown(f"ELMo = γ · Σ_j s_j · h_j with s = softmax(w): ELMo = {gamma:g} · ({terms})")
-
-    zero = frame.zero
-    if zero.any():
-        st.warning(f"{int(zero.sum())} of the {len(zero)} occurrences have an all-zero vector in this mix (numbered "
-                   f"{', '.join(f'#{i + 1}' for i in np.flatnonzero(zero)[:10])}): a zero vector has no direction, "
-                   "so it has no meaningful cosine similarity. It is left out of the separation scores; check "
-                   "the model's weights.")
+    for j, s_j in enumerate(frame.s):
+        weight_notes[j].markdown(f"s_{j} = **{s_j:.3f}**")
+        weight_notes[j].progress(float(s_j))
+    formula.markdown(mix_formula(frame.s, controls.gamma))
+    if zero_note(frame):
+        st.warning(zero_note(frame))
     share_row(model, num_layers)
     labels = list(state.TABS.values())
     tabs = st.tabs(labels, key=state.TAB, on_change="rerun")
     with tabs[0]:
         if frame.same_vector:
-            why = ("layer 0 is context-free, so a word's vector does not depend on its sentence" if s[0] > 0.99
-                   else "the occurrences do not differ in this mix (e.g. identical sentences)")
-            st.info(f"All {plural(n, 'occurrence')} have the same vector here: {why}. They are drawn at one "
-                    "spot; move weight to layers 1 and 2 to see context effects.")
+            st.info(same_vector_note(frame))
         map_tab(frame, occurrences, table, model.display_name)
     with tabs[1]:
         neighbours_tab(frame, occurrences, table)
@@ -366,15 +284,7 @@ def share_row(model: resources.LoadedModel, num_layers: int) -> None:
     """The "Copy link" button and what a link cannot carry."""
     view = current_view(num_layers, model)
     link = link_of(view)
-    notes = []
-    if model.key.startswith(("upload:", "path:")):
-        notes.append(f"This view uses your loaded model “{md(model.display_name)}”, which cannot travel in a link: "
-                     f"whoever opens it sees the bundled “{md(view.model)}” model instead.")
-    if any(isinstance(ss.get(k), str) and not ss[k].startswith("bundled:") for k in (state.COMPARE_A, state.COMPARE_B)):
-        notes.append("The comparison uses a model that is not bundled, so the link leaves the comparison out.")
-    if not state.text_fits_link(view):
-        notes.append(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): "
-                     "the link keeps the word and the controls only. Share the sentences as a .txt file.")
+    notes = state.link_notes(view, model.key, model.display_name, ss)
     left, right = st.columns([1.3, 4], vertical_alignment="center")
     with left:
         copy_button(link)
@@ -402,26 +312,16 @@ def copy_button(link: str) -> None:
         "};</script>", height=40, width="stretch")
 
 
-def n_clusters() -> int:
-    value = ss.get(state.N_CLUSTERS)
-    return value if isinstance(value, int) else 0
-
-
 def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     n = len(occurrences)
-    proj, context_rows = frame.projection, frame.context_rows
+    proj = frame.projection
     if proj.coords is None:
         st.warning(f"“{md(frame.word)}” occurs {plural(n, 'time')}: a 2-D map needs at least "
                    f"{ex.MIN_POINTS_FOR_MAP} points, so there is no map. The occurrences above, the neighbours and "
                    "the export still work.")
         return
-    has_labels = any(o.label for o in occurrences)
-    several_spellings = len(ex.spellings(occurrences)) > 1
-    choices = [c for c in state.COLOR_BY_CHOICES
-               if (c != "label" or has_labels) and (c != "spelling" or several_spellings)
-               and (c != "cluster" or frame.clusters is not None)]
-    if ss.get(state.COLOR_BY) not in choices:
-        ss[state.COLOR_BY] = choices[0]
+    choices = state.color_by_choices(ss, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
+                                     frame.clusters is not None)
     left, right = st.columns([1, 1], vertical_alignment="center")
     if len(choices) > 1:
         left.radio("colour by", choices, key=state.COLOR_BY, horizontal=True,
@@ -430,17 +330,13 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
                 help="Layer 0, 1, 2 and the current mix next to each other, each projected alone with the same "
                      "method and turned onto the mix's map, so you can see where context comes in.")
     color_by = ss[state.COLOR_BY]
-    method = METHOD_NAMES.get(proj.method, proj.method)
+    method = method_name(proj.method)
     settings = exports.Settings.of_frame(frame, model_name)
     fig = figures.frame_map(frame, occurrences, table, color_by, title=exports.map_title(settings, method))
     ss[state.private("map_figure")] = fig
     st.plotly_chart(fig, key=state.MAP_CHART, on_select="rerun", selection_mode="points", width="stretch",
                     config=exports.png_config(exports.file_stem(frame.word, model_name, "map")))
-    what = f"the {n} occurrence vectors" + (f" and {len(context_rows)} other words" if len(context_rows) else "")
-    st.caption(f"{method} of {what} (cosine geometry: vectors scaled to unit length; the axes have no units; "
-               "fitted with a fixed seed from the equal-weights layout, so the same settings give the same map). "
-               f"Click a point to make it the neighbours query (ring). {proj.note} "
-               f"Mix + projection: {frame.map_ms:.0f} ms.")
+    st.caption(map_caption(frame))
     if ss.get(state.MAP_VIEW) == state.MAP_VIEWS["layers"]:
         layers_side_by_side(frame, occurrences, table, color_by, settings)
 
@@ -451,8 +347,8 @@ def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, setting
     if maps is None:
         return
     ss[state.private("layer_maps")] = maps
-    method = METHOD_NAMES.get(maps.method, maps.method)
-    clusters = frame.clusters.labels if frame.clusters is not None else None
+    method = method_name(maps.method)
+    clusters = frame.cluster_labels
     fig = figures.small_multiples(maps, occurrences, table.lines, color_by, clusters,
                                   title=exports.map_title(settings, method) + " · layers side by side")
     st.plotly_chart(fig, key=state.key("layer_maps_chart"), width="stretch",
@@ -467,19 +363,14 @@ def neighbours_tab(frame: Frame, occurrences, table) -> None:
     lines = table.lines
     c1, c2, c3 = st.columns([3, 1, 1.6], vertical_alignment="bottom")
     c1.selectbox("Query occurrence (or click a point on the map)", list(range(n)), key=state.QUERY,
-                 format_func=lambda i: f"#{i + 1} · {occurrences[i].label or ''} · "
-                                       f"{marked(lines[occurrences[i].line].tokens, occurrences[i].position, 6)}")
+                 format_func=lambda i: query_option(occurrences, lines, i))
     c2.number_input("k", min_value=state.K_RANGE[0], max_value=state.K_RANGE[1], key=state.K)
     c3.checkbox("same word only", key=state.SAME_WORD,
                 help="Search only the other occurrences of the target word, as the ELMo paper's Table 4 does.")
-    q_occ = occurrences[frame.query]
-    st.html(kwic_table([kwic(lines[q_occ.line].tokens, q_occ.position, 80, 80)], [("query", "n", [f"#{frame.query + 1}"])]))
+    query_rows, query_columns = occurrence_lines(occurrences, lines, [frame.query], chars=80)
+    st.html(kwic_table(query_rows, [("query", "n", query_columns[0][2])]))
     st.markdown("**ELMo mix: your sentences**")
-    rows_out = frame.neighbours
-    has_labels = any(r[1] for r in rows_out)
-    st.html(kwic_table([r[3] for r in rows_out],
-                       [("cos", "c", [f"{r[2]:.3f}" for r in rows_out]),
-                        *([("label", "lab", [r[1] for r in rows_out])] if has_labels else [])]))
+    st.html(kwic_table(*neighbour_lines(frame)))
     left, right = st.columns([2, 1])
     with left:
         st.markdown("**ELMo mix: reference corpus**")
@@ -515,15 +406,7 @@ def similarity_tab(frame: Frame, occurrences) -> None:
         st.info(scores[0].note or "No score for this input.")
         return
     st.plotly_chart(chart, key=state.key("separation"), width="stretch")
-    has_knn = any(s.knn_accuracy is not None for s in scores)
-    forms = ex.spellings(occurrences)
-    case_note = ("" if len(forms) == len({f.casefold() for f in forms}) else
-                 f" Layer 0 sees {' and '.join(md(f) for f in forms[:3])} as different words (capitals are part of "
-                 "the spelling), so its score measures the split by capitalisation here, not by sense.")
-    st.caption(("1-NN accuracy: share of occurrences whose nearest other occurrence (cosine) has the same label "
-                "(leave-one-out; chance = random neighbour). " if has_knn else "")
-               + "Silhouette: (b − a)/max(a, b) with cosine distances, −1…1, higher = senses further apart. "
-               + (scores[0].note or "") + case_note)
+    st.caption(separation_caption(frame, occurrences))
 
 
 def colour_by_cluster() -> None:
@@ -543,13 +426,10 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
                    "clustering needs at least 3 occurrences with a non-zero vector."))
         return
     c2.button("Colour the map by cluster", key=state.key("colour_by_cluster"), on_click=colour_by_cluster)
-    how = ("chosen by silhouette among " + ", ".join(str(k) for k in found.silhouettes) if found.chosen_by == "silhouette"
-           else "set by hand")
-    st.markdown(f"**{found.k} clusters** in the current mix ({how}); silhouette {found.silhouette:.2f} "
-                "(−1…1, higher = groups further apart). " + md(found.note))
-    if len(found.silhouettes) > 1:
-        st.caption("Silhouette per number of clusters: " + ", ".join(
-            f"{k}: {v:.2f}" for k, v in found.silhouettes.items()))
+    headline, per_k = cluster_summary(found)
+    st.markdown(headline)
+    if per_k:
+        st.caption(per_k)
     labels = [o.label for o in occurrences]
     agree = agreement(found, labels)
     if agree is not None:
@@ -561,17 +441,12 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
     elif any(labels):
         st.caption("Fewer than two labelled senses: no agreement score.")
     lines = table.lines
-    for c in sorted(set(found.labels.tolist())):
-        members = found.members(c)
-        colour = figures.PALETTE[c % len(figures.PALETTE)] if c != NO_CLUSTER else figures.GREY
-        name = f"cluster {c + 1}" if c != NO_CLUSTER else "no cluster (all-zero vector)"
-        has_labels = any(occurrences[i].label for i in members)
+    for group in cluster_groups(found):
+        members = group.members
         st.html(f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
-                f"border-radius:6px;background:{colour};margin-right:6px'></span><b>{name}</b> · "
-                f"{plural(len(members), 'occurrence')}</div>")
-        st.html(kwic_table([kwic(lines[occurrences[i].line].tokens, occurrences[i].position) for i in members],
-                           [("#", "n", [f"#{i + 1}" for i in members]),
-                            *([("label", "lab", [occurrences[i].label or "" for i in members])] if has_labels else [])]))
+                f"border-radius:6px;background:{figures.cluster_colour(group.cluster)};margin-right:6px'></span>"
+                f"<b>{group.name}</b> · {plural(len(members), 'occurrence')}</div>")
+        st.html(kwic_table(*occurrence_lines(occurrences, lines, members)))
     st.caption("Average-linkage clustering of the occurrences' vectors in the current mix, by cosine distance "
                "(scikit-learn); move the sliders and the clusters follow the mix.")
 
@@ -579,9 +454,7 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
 def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame, occurrences) -> None:
     choices = resources.comparison_choices()
     specs = {spec: label for label, spec in choices.items()}
-    for key in (state.COMPARE_A, state.COMPARE_B):
-        if ss.get(key) is not None and ss[key] not in specs:
-            del ss[key]  # a model that went away (an unloaded upload, a link's unknown one): the placeholder
+    state.drop_unknown_models(ss, list(specs))
     st.caption("The same sentences, word and layer weights with two models: the maps side by side (the right "
                "one turned onto the left one, since a projection's rotation means nothing) and the separation "
                "scores per layer.")
@@ -612,13 +485,13 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
         other = table if loaded.key == model.key else embed_for(loaded, table.lines)
         if other is None:
             return
-        models.append((label.rsplit(" (", 1)[0], loaded.key, other))
+        models.append((compare.side_name(label), loaded.key, other))
     with st.spinner("Projecting both models…"):
         sides = compare.compare(models, occurrences, frame.controls, frame.word, ss.get(state.private("compare_sides"), ()),
                                 resources.umap_warm_up().state)
     ss[state.private("compare_sides")] = sides
     color_by = ss.get(state.COLOR_BY, "label")
-    figs = figures.comparison_maps(sides, occurrences, table, color_by if color_by != "cluster" else "label")
+    figs = figures.comparison_maps(sides, occurrences, table, color_by)
     cols = st.columns(len(sides))
     for j, (col, side, fig) in enumerate(zip(cols, sides, figs)):
         with col:
@@ -627,52 +500,46 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
             else:
                 stem = exports.file_stem(frame.word, side.name, "map")
                 st.plotly_chart(fig, key=state.key(f"compare_map_{j}"), width="stretch", config=exports.png_config(stem))
-            chart = figures.frame_separation(side.frame)
-            if chart is not None:  # half the page wide: short names, the legend under the bars
-                short = [f"layer {j}" for j in range(len(side.frame.separation) - 1)] + ["mix"]
-                chart = figures.separation_chart(short, side.frame.separation)
-                chart.update_layout(height=300, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
+            chart = figures.side_separation(side.frame)
+            if chart is not None:
                 st.plotly_chart(chart, key=state.key(f"compare_sep_{j}"), width="stretch")
     st.markdown("**Separation scores per layer**")
     st.dataframe(compare.score_rows(sides), hide_index=True, width="stretch")
-    note = sides[0].frame.separation[0].note if sides[0].frame.separation else ""
     st.caption("1-NN: leave-one-out nearest-neighbour accuracy with your labels; silhouette: cosine, −1…1. "
-               + md(note))
+               + md(compare.score_note(sides)))
 
 
 def embed_for(loaded: resources.LoadedModel, lines) -> ex.TokenTable | None:
     """Another model's activations of the same sentences (the shared cache; progress for long sets)."""
     key = (loaded.key, tuple(ln.tokens for ln in lines))
-    memo = ss.get(state.private("compare_tables"), {})
-    if key in memo:
-        return memo[key]
+    kept = state.comparison_table(ss, key)
+    if kept is not None:
+        return kept
     bar = st.empty()
     try:
         with st.spinner(f"Running {md(loaded.display_name)} on the sentences…"):
             acts, _ = resources.embed(loaded, [ln.tokens for ln in lines],
-                                      lambda d, t: bar.progress(d / t, text=f"{d}/{t} sentences") if t > 32 else None)
+                                      lambda f, text: bar.progress(f, text=text), ex.PROGRESS_FROM)
     except Exception as err:
         st.error(f"{md(loaded.display_name)} failed on these sentences: {md(err)}")
         return None
     bar.empty()
     table = ex.TokenTable(lines, acts)
-    memo = {k: v for k, v in memo.items() if k[1] == key[1]}  # same sentences only: at most the two sides
-    memo[key] = table
-    ss[state.private("compare_tables")] = dict(list(memo.items())[-2:])
+    state.keep_comparison_table(ss, key, table)
     return table
 
 
 def export_tab(table, occurrences, frame: Frame, model) -> None:
     model_name = model.display_name
     lines = table.lines
-    x, proj, word = frame.vectors, frame.projection, frame.word
+    x, word = frame.vectors, frame.word
     settings = exports.Settings.of_frame(frame, model_name)
-    clusters = frame.clusters.labels if frame.clusters is not None else None
+    clusters = frame.cluster_labels
 
     def stem(what: str) -> str:
         return exports.file_stem(word, model_name, what)
 
-    layers_occ = table.layers(frame.controls.layer_norm)[:, frame.rows]  # (L+1, n, D), as mixed
+    layers_occ = occurrence_layers(table, frame)
     c1, c2, c3 = st.columns(3)
     c1.download_button("Mix vectors (CSV)", lambda: exports.vectors_csv(lines, occurrences, x, settings),
                        file_name=stem("mix") + ".csv", mime="text/csv", key=state.key("dl_csv"), on_click="ignore")
@@ -684,8 +551,8 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
                        lambda: exports.npz_bytes({"layers": layers_occ}, settings, lines, occurrences),
                        file_name=stem("layers") + ".npz", mime="application/octet-stream", key=state.key("dl_layers"),
                        on_click="ignore", help="Every layer as mixed: (L+1) × n × D float32.")
-    if not np.isfinite(x).all():
-        c2.warning("No Projector export: some vectors have non-finite values, which the Projector cannot read.")
+    if exports.projector_refusal(x):
+        c2.warning(exports.projector_refusal(x))
     else:
         c2.download_button("Projector files (.zip)",
                            lambda: exports.projector_zip(lines, occurrences, x, settings, clusters),
@@ -693,10 +560,9 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
                            on_click="ignore", help="vectors.tsv + metadata.tsv for the TensorFlow Embedding Projector.")
         c2.caption("For the TensorFlow Embedding Projector: unzip, open projector.tensorflow.org, “Load”, then choose "
                    "vectors.tsv and metadata.tsv.")
-    if proj.coords is not None:
-        n = len(occurrences)
+    if frame.occurrence_coords is not None:
         c3.download_button("2-D coordinates (CSV)",
-                           lambda: exports.coords_csv(lines, occurrences, proj.coords[:n], settings, clusters),
+                           lambda: exports.coords_csv(lines, occurrences, frame.occurrence_coords, settings, clusters),
                            file_name=stem("map") + ".csv", mime="text/csv", key=state.key("dl_coords"), on_click="ignore")
         fig = ss.get(state.private("map_figure"))
         if fig is not None:
@@ -723,7 +589,7 @@ def main() -> None:
         st.error(f"No model could be loaded: {md(err)}")
         return
     num_layers = model.embedder.num_layers
-    init_state(num_layers)
+    state.init_widgets(ss, num_layers)
     st.title("ELMo Explorer")
     for note in ss.pop(state.LINK_NOTES, None) or []:
         st.warning(md(note))
@@ -731,8 +597,8 @@ def main() -> None:
         st.markdown(INTRO)
 
     parsed = input_section()
-    per_token = model.embedder.num_layers * model.embedder.dim * 4 * 2  # the table and its layer-normed copy
-    lines, note = ex.fit_budget(parsed.lines, resources.session_budget_bytes() // per_token)
+    lines, note = ex.fit_budget(parsed.lines, ex.tokens_in_budget(resources.session_budget_bytes(), num_layers,
+                                                                  model.embedder.dim))
     if note:
         st.warning(note)
     parsed = ex.ParsedInput(lines, parsed.notes)

@@ -1,4 +1,5 @@
-"""Layer probes page: what each biLM layer knows (word-sense and part-of-speech probes, learned layer weights s).
+"""Layer probes page: what each biLM layer knows (the probes of ``elmo_core.probes.TASKS``: two word-sense probes,
+sense means and leave-one-out, and part of speech; learned layer weights s).
 
 Widgets and wiring only; the logic is in ``app/layers_logic.py`` and ``elmo_core.probes``. Session-state keys
 of this page start with "layers_"; "use these weights" writes the explorer's weight sliders through
@@ -14,7 +15,6 @@ from app.safe import md
 from elmo_core.probes import ProbeReport
 
 ss = st.session_state
-CHARTS_PER_ROW = 2
 
 
 def use_weights(task: str, s: list[float], num_layers: int) -> None:
@@ -55,8 +55,9 @@ def compute_section(model: resources.LoadedModel, have_results: bool, problems: 
         st.button(label, key="layers_compute_disabled", disabled=True,
                   help="Disabled: the probe data is missing (see above).")
         return
-    st.caption("Runs both probes on a subsample (about 3,000 WordNet examples and 600 Brown sentences): "
-               "about a minute for a small model on 2 CPU cores, longer for large ones.")
+    st.caption("Runs the probes on a subsample (about 3,000 WordNet examples, 600 Brown sentences and the 750 "
+               "sentences of the 34-word sense probe): about a minute for a small model on 2 CPU cores, longer "
+               "for large ones.")
     if not st.button(label, key="layers_compute", type="secondary" if have_results else "primary"):
         return
     bar = st.progress(0.0, text="Starting the probes…")
@@ -73,10 +74,8 @@ def compute_section(model: resources.LoadedModel, have_results: bool, problems: 
 
 def results_section(report: ProbeReport, num_layers: int) -> None:
     tasks = report.tasks
-    items = list(tasks.items())
-    for start in range(0, len(items), CHARTS_PER_ROW):  # rows of two: a third chart would be 200 px at 1,024 px
-        cols = st.columns(CHARTS_PER_ROW)
-        for col, (task, result) in zip(cols, items[start:start + CHARTS_PER_ROW]):
+    for row in lg.chart_rows(report):  # rows of two: a third chart would be 200 px at 1,024 px
+        for col, (task, result) in zip(st.columns(lg.CHARTS_PER_ROW), row):
             with col:
                 st.plotly_chart(lg.task_figure(result), key=f"layers_chart_{task}", width="stretch")
                 st.caption("mix: " + result.mix_learned_how.rstrip(".") + ". ◆: the paper's layer 1 and 2 (other data and model).")
@@ -84,8 +83,8 @@ def results_section(report: ProbeReport, num_layers: int) -> None:
     st.markdown("**Use a task's weights in the Explorer**")
     st.caption("Sets the Explorer's w sliders so that softmax(w) is the task's learned s "
                "(rounded to the sliders' 0.1 steps). γ is left as it is.")
-    cols = st.columns(max(len(tasks), 1))
-    for col, (task, result) in zip(cols, tasks.items()):
+    mixing = lg.mixing_tasks(report)
+    for col, (task, result) in zip(st.columns(max(len(mixing), 1)), mixing.items()):
         s = result.s
         # the label short enough for one line at 1,024 px; the weights it sets under it
         col.button(f"Use the {lg.task_label(task)} weights", key=f"layers_use_{task}", on_click=use_weights,
@@ -101,8 +100,10 @@ def results_section(report: ProbeReport, num_layers: int) -> None:
         for title, note in lg.data_notes(report):
             st.markdown(f"**{md(title)}**: {md(note)}")
         st.markdown("Baselines: *mfs* is the most frequent sense (or tag of the word form) in the training split; "
-                    "*chance* picks one of the lemma's training senses at random; *majority* is the most common "
-                    "tag. Layer scales (mean vector length per layer; the mix works on raw layers): "
+                    "*chance* picks one of the lemma's training senses at random (leave-one-out probe: the "
+                    "expected score of a random other occurrence); *majority* is the most common tag; *bag of "
+                    "context* is the mean layer-0 vector of the sentence's other words. Layer scales (mean vector "
+                    "length per layer; the mix works on raw layers): "
                     + "; ".join(f"{lg.task_label(t)} {r.layer_scale}" for t, r in tasks.items()))
         st.code("python -m elmo_core probe --task all --checkpoint DIR --out results.json", language="bash")
 

@@ -2,10 +2,12 @@
 
 * ``sense_means`` (task "wsd"): the sense-means probe, 1-NN to per-sense mean vectors on WordNet examples.
 * ``pos`` (task "pos"): a linear classifier on Brown tokens with the 12 universal tags.
+* ``loo_sense`` (task "loo_sense"): the leave-one-out sense probe, 1-NN among a word's other occurrences, on
+  the shipped 34-word sense probe (the ``evaluate`` command runs it on two more sense sets).
 
-Both per layer 0..L and for a scalar mix (s = softmax(w), gamma) trained jointly with a linear classifier
-with the lambda * ||w||^2 regulariser (``mix_classifier``). The leave-one-out sense probe is another probe,
-in ``elmo_core.evaluate`` (run by ``evaluate``, not by ``probe``).
+The first two per layer 0..L and for a scalar mix (s = softmax(w), gamma) trained jointly with a linear
+classifier with the lambda * ||w||^2 regulariser (``mix_classifier``); the leave-one-out probe trains nothing,
+so it has no learned mix (its result's s is None) and no numbers of the paper to compare with.
 
 Adding a task: a module beside these with its run function, its ``TaskResult`` subclass and a ``TASK``
 entry (``task.ProbeTask``), and that entry in ``TASKS`` below. The command line (``probe --task``), the
@@ -23,23 +25,26 @@ from pathlib import Path
 
 from ..evaluate import model_info
 from ..paths import probe_data_dir
-from . import pos, sense_means
+from . import loo_sense, pos, sense_means
+from .loo_sense import LooSenseResult, loo_sense_probe, loo_sense_table
 from .mix_classifier import MixClassifier, train_mix_classifier
 from .pos import PosResult, pos_probe, split_documents
 from .results import FORMAT, DataNote, ModelInfo, PaperNumbers, ProbeReport, TaskResult
 from .sense_means import SenseMeansResult, sense_means_probe, split_by_sentence
 from .task import ProbeTask, Progress
 
-__all__ = ["FORMAT", "SIZES", "TASKS", "DIFFERENT", "DataNote", "MixClassifier", "ModelInfo", "PaperNumbers",
-           "PosResult", "ProbeReport", "ProbeTask", "Progress", "SenseMeansResult", "TaskResult", "data_problems",
-           "load_report", "markdown_table", "new_report", "pos_probe", "prepare_probe_data", "result_types",
-           "run_probe", "sense_means_probe", "split_by_sentence", "split_documents", "train_mix_classifier"]
+__all__ = ["FORMAT", "SIZES", "TASKS", "DIFFERENT", "DataNote", "LooSenseResult", "MixClassifier", "ModelInfo",
+           "PaperNumbers", "PosResult", "ProbeReport", "ProbeTask", "Progress", "SenseMeansResult", "TaskResult",
+           "data_problems", "load_report", "loo_sense_probe", "loo_sense_table", "markdown_table", "new_report",
+           "pos_probe", "prepare_probe_data", "result_types", "run_probe", "sense_means_probe", "split_by_sentence",
+           "split_documents", "train_mix_classifier"]
 
-TASKS: dict[str, ProbeTask] = {t.name: t for t in (sense_means.TASK, pos.TASK)}
+TASKS: dict[str, ProbeTask] = {t.name: t for t in (sense_means.TASK, pos.TASK, loo_sense.TASK)}
 SIZES = ("full", "quick")  # every task has both: "full" for the command line, "quick" for the app
 DIFFERENT = ("Not comparable one to one: the paper's numbers come from other data (SemCor/SemEval fine-grained "
              "senses, Penn Treebank tags) and a much larger model (93.6M parameters); ours use WordNet examples "
-             "with coarse senses, Brown with 12 universal tags, and this model. Compare the pattern across layers.")
+             "with coarse senses, Brown with 12 universal tags, and this model. Compare the pattern across layers. "
+             "The paper has no leave-one-out sense probe (our 34-word set, hand-labelled senses).")
 
 
 def result_types() -> dict[str, type[TaskResult]]:
@@ -68,7 +73,8 @@ def run_probe(embedder, task: str, size: str = "full", max_items: int = 0, seed:
 
     Args:
         task: a key of ``TASKS``. size: "full" or "quick" (the task's ``sizes``). max_items: override the
-            subsample (WSD: sense items, whole lemmas; POS: training sentences, test = 40% of that); 0 = the size's.
+            subsample (the sense probes: sense items, whole words; POS: training sentences, test = 40% of
+            that); 0 = the size's.
     Returns: the task's ``TaskResult`` subclass, with the subsample described in ``result.data``.
     Raises: FileNotFoundError when the data is missing (the message names the prepare command);
         ValueError for an unknown task or size.
@@ -91,9 +97,10 @@ def load_report(path: str | Path) -> ProbeReport:
 
 
 def markdown_table(report: ProbeReport) -> str:
-    """The results next to the paper's numbers (percent), clearly labelled."""
+    """The results next to the paper's numbers (percent), clearly labelled; "-" where a task has no learned
+    mix or the paper no such probe."""
     lines = [f"Model: {report.model.name} ({report.model.num_parameters:,} parameters). "
-             "Ours: accuracy (%) on WordNet examples (coarse senses) and Brown (universal tags); "
+             "Ours: accuracy (%) on each task's data (see 'data used'); "
              "paper: Peters et al. 2018 (WSD F1, PTB POS accuracy). " + report.note, ""]
     num_layers = max((len(t.layers) for t in report.tasks.values()), default=3)
     head = ["task", *(f"layer {j}" for j in range(num_layers)), "learned mix", "learned s", "baselines",
@@ -101,9 +108,9 @@ def markdown_table(report: ProbeReport) -> str:
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in report.tasks.values():
         base = ", ".join(f"{k} {100 * v:.1f}" for k, v in t.baselines.items())
-        cells = [t.title, *(f"{100 * a:.1f}" for a in t.layers), f"{100 * t.mix_learned:.1f}",
-                 " / ".join(f"{v:.2f}" for v in t.s), base,
-                 f"{100 * t.paper.layer_1:.1f}", f"{100 * t.paper.layer_2:.1f}",
+        mix = [f"{100 * t.mix_learned:.1f}", " / ".join(f"{v:.2f}" for v in t.s)] if t.has_mix else ["-", "-"]
+        paper = [f"{100 * t.paper.layer_1:.1f}", f"{100 * t.paper.layer_2:.1f}"] if t.paper else ["-", "-"]
+        cells = [t.title, *(f"{100 * a:.1f}" for a in t.layers), *mix, base, *paper,
                  f"{t.data.n_train} train / {t.data.n_test} test"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

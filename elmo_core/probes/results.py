@@ -107,29 +107,38 @@ class TaskResult:
     the metric of the learned scalar mix, measured as ``mix_learned_how`` says; s (L + 1, sums to 1), w
     (L + 1) and gamma: the learned mix; layer_scale: mean vector length per layer; baselines: {name: value};
     paper: the paper's numbers; data: what it ran on; seconds: run time.
+
+    A task that trains nothing (the leave-one-out sense probe) has no learned mix: mix_learned, s, w and
+    gamma are all None (``has_mix`` is False), and ``mix_learned_how`` says why. A task the paper did not run
+    has paper None. In the JSON both are null.
     """
 
     task: str
     title: str
     metric: str
     layers: list[float]
-    mix_learned: float
+    mix_learned: float | None
     mix_learned_how: str
-    s: list[float]
-    w: list[float]
-    gamma: float
+    s: list[float] | None
+    w: list[float] | None
+    gamma: float | None
     layer_scale: list[float]
     baselines: dict[str, float]
-    paper: PaperNumbers
+    paper: PaperNumbers | None
     data: DataNote
     seconds: float
 
     # field name -> reader of that field's JSON value, for the fields a subclass adds
     EXTRA: ClassVar[dict[str, Callable[[Any, str], Any]]] = {}
 
+    @property
+    def has_mix(self) -> bool:
+        """Whether the task learned a scalar mix (s, w, gamma and mix_learned are set)."""
+        return self.s is not None
+
     def to_json(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        out["paper"] = dataclasses.asdict(self.paper)
+        out["paper"] = dataclasses.asdict(self.paper) if self.paper is not None else None
         out["data"] = self.data.to_json()
         return out
 
@@ -139,22 +148,29 @@ class TaskResult:
         def get(key: str) -> Any:
             return _get(data, key, where)
         layers = _numbers(get("layers"), f"{where}.layers", 0, 1)
-        s = _numbers(get("s"), f"{where}.s", 0, 1)
-        if len(s) != len(layers) or abs(sum(s) - 1) > 1e-3:
-            raise ValueError(f"{where}.s must be {len(layers)} weights summing to 1, got {s}")
+        mix = {name: get(name) for name in ("mix_learned", "s", "w", "gamma")}
+        if all(v is None for v in mix.values()):
+            s = w = gamma = mix_learned = None
+        elif any(v is None for v in mix.values()):
+            raise ValueError(f"{where}: mix_learned, s, w and gamma must all be set or all be null (no learned mix)")
+        else:
+            s = _numbers(mix["s"], f"{where}.s", 0, 1)
+            if len(s) != len(layers) or abs(sum(s) - 1) > 1e-3:
+                raise ValueError(f"{where}.s must be {len(layers)} weights summing to 1, got {s}")
+            w, gamma = _numbers(mix["w"], f"{where}.w"), _number(mix["gamma"], f"{where}.gamma")
+            mix_learned = _number(mix["mix_learned"], f"{where}.mix_learned", 0, 1)
         baselines = get("baselines")
         if not isinstance(baselines, Mapping):
             raise ValueError(f"{where}.baselines must be a JSON object")
+        paper = get("paper")
         common = dict(
             task=_text(get("task"), f"{where}.task"), title=_text(get("title"), f"{where}.title"),
-            metric=_text(get("metric"), f"{where}.metric"), layers=layers,
-            mix_learned=_number(get("mix_learned"), f"{where}.mix_learned", 0, 1),
-            mix_learned_how=_text(data.get("mix_learned_how", ""), f"{where}.mix_learned_how"), s=s,
-            w=_numbers(get("w"), f"{where}.w"), gamma=_number(get("gamma"), f"{where}.gamma"),
+            metric=_text(get("metric"), f"{where}.metric"), layers=layers, mix_learned=mix_learned,
+            mix_learned_how=_text(data.get("mix_learned_how", ""), f"{where}.mix_learned_how"), s=s, w=w, gamma=gamma,
             layer_scale=_numbers(get("layer_scale"), f"{where}.layer_scale", 0),
             baselines={_text(k, f"{where}.baselines"): _number(v, f"{where}.baselines.{k}", 0, 1)
                        for k, v in baselines.items()},
-            paper=PaperNumbers.from_json(get("paper"), f"{where}.paper"),
+            paper=PaperNumbers.from_json(paper, f"{where}.paper") if paper is not None else None,
             data=DataNote.from_json(get("data"), f"{where}.data"),
             seconds=_number(get("seconds"), f"{where}.seconds", 0))
         extra = {name: read(get(name), f"{where}.{name}") for name, read in cls.EXTRA.items()}

@@ -2,8 +2,8 @@
 and for a learned scalar mix, on WordNet example sentences.
 
 Coarse senses are WordNet's lexicographer files; the train/test split is by sentence; the most-frequent-sense
-baseline comes from the training split. Not the leave-one-out sense probe of ``elmo_core.evaluate`` (1-NN among
-the other occurrences, no training split). Peters et al. 2018 section 5.3 (Table 5) use SemCor and the
+baseline comes from the training split. Not the leave-one-out sense probe (``loo_sense``, task "loo_sense":
+1-NN among the other occurrences, no training split). Peters et al. 2018 section 5.3 (Table 5) use SemCor and the
 SemEval all-words sets, which no package ships, so only the pattern across layers compares.
 
 Dims: N items, L + 1 layers, D = 2P.
@@ -21,8 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..evaluate import embed_items, subsample_keys
-from ..senses import SenseItem
+from ..senses import SenseItem, embed_items, subsample_keys
 from .mix_classifier import layer_scale, mix_summary, train_mix_classifier
 from .results import DataNote, PaperNumbers, TaskResult, _number
 from .task import DataDirs, ProbeTask, Progress, noop, sub_progress
@@ -171,4 +170,4 @@ def run(embedder, params: dict, max_items: int, seed: int, dirs: DataDirs,
         else f"all {len(all_items)} items"))
 
 
-TASK = ProbeTask("wsd", TITLE, "word sense", "#1f77b4", PAPER, SIZES, SenseMeansResult, find_data, run)
+TASK = ProbeTask("wsd", TITLE, "word sense (sense means)", "#1f77b4", PAPER, SIZES, SenseMeansResult, find_data, run)

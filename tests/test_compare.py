@@ -1,0 +1,43 @@
+"""app.compare: two models on the same occurrences (frames, aligned maps, the score table), on the tiny
+fixture biLM."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from app import compare
+from app import explore as ex
+from app.frame import Controls, compute_frame
+
+
+def test_two_models_compared_on_the_same_occurrences(bank):
+    table, occ = bank
+    # a stand-in for a second model: the same activations with each layer scaled differently, so other mixes
+    other = ex.TokenTable(table.lines, [table.acts[:, a:b] * np.array([3.0, 1.0, 0.5])[:, None, None]
+                                        for a, b in zip(table.offsets[:-1], table.offsets[1:])])
+    sides = compare.compare([("one", "m1", table), ("two", "m2", other)], occ, Controls((0.0, 1.0, 0.0)), "bank")
+    assert [s.name for s in sides] == ["one", "two"] and not sides[0].aligned and sides[1].aligned
+    own = compute_frame(other, occ, Controls((0.0, 1.0, 0.0)), model_key="m2", word="bank")
+    np.testing.assert_allclose(sides[1].frame.vectors, own.vectors)
+    np.testing.assert_allclose(sides[1].frame.coords, ex.procrustes_align(own.coords, sides[0].frame.coords))
+    rows = compare.score_rows(sides)
+    assert [r["layer"] for r in rows][-1].startswith("ELMo mix") and len(rows) == 4
+    assert rows[0]["one: 1-NN"] == round(sides[0].frame.separation[0].knn_accuracy, 3)
+    assert rows[3]["two: silhouette"] == round(sides[1].frame.separation[3].silhouette, 3)
+    with pytest.raises(ValueError, match="different sentences"):
+        compare.compare([("one", "m1", table), ("x", "m3", ex.TokenTable(table.lines[:2], [
+            table.acts[:, a:b] for a, b in zip(table.offsets[:2], table.offsets[1:3])]))], occ, Controls((0.0,) * 3), "bank")
+
+
+def test_side_names_and_the_score_note(bank):
+    table, occ = bank
+    assert compare.side_name("default (bundled)") == "default"
+    assert compare.side_name("my model (v2) (yours, this session only)") == "my model (v2)"
+    unlabelled = [dataclasses.replace(o, label=None) for o in occ]
+    sides = compare.compare([("one", "m1", table), ("again", "m2", table)], unlabelled, Controls((0.0, 0.0, 0.0)),
+                            "bank")
+    note = sides[0].frame.separation[0].note
+    assert note and compare.score_note(sides) == note  # no labels: the scores say why there is no 1-NN
+    assert compare.score_note([]) == ""

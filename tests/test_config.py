@@ -1,0 +1,73 @@
+"""elmo_core.config: BiLMConfig from options.json (checked before anything is allocated), its parameter count
+and its round trip. Loading weights with these options is tested in test_weights.py."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from elmo_core.bilm import BiLM
+from elmo_core.config import BiLMConfig
+
+FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
+
+
+def published(dim: int, proj: int, highway: int) -> dict:
+    return {"lstm": {"use_skip_connections": True, "projection_dim": proj, "cell_clip": 3, "proj_clip": 3,
+                     "dim": dim, "n_layers": 2},
+            "char_cnn": {"activation": "relu", "filters": FILTERS, "n_highway": highway, "embedding": {"dim": 16},
+                         "n_characters": 262, "max_characters_per_token": 50}}
+
+
+def test_parameter_counts_match_published_models():
+    """ELMO_SPEC.md section 1.2: Small 13,593,296 and Original 93,600,848 parameters, counted without building
+    the model and by the built one alike."""
+    for dim, proj, highway, expected in [(1024, 128, 1, 13_593_296), (4096, 512, 2, 93_600_848)]:
+        cfg = BiLMConfig.from_dict(published(dim, proj, highway))
+        assert cfg.num_parameters() == expected
+        if dim == 1024:  # the Original is built only by count: 375 MB of float32
+            assert BiLM(cfg).num_parameters() == expected
+
+
+def test_the_fixture_options_and_the_round_trip(allennlp_files, tmp_path):
+    cfg = BiLMConfig.from_options_json(allennlp_files[0])
+    assert cfg.num_parameters() == 105_120 and cfg.num_layers == 3 and cfg.output_dim == 2 * cfg.projection_dim
+    cfg.save(tmp_path / "options.json")
+    again = BiLMConfig.from_options_json(tmp_path / "options.json")
+    assert again == cfg and json.loads((tmp_path / "options.json").read_text())["lstm"] == cfg.to_dict()["lstm"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda o: o["lstm"].pop("dim"), "dim"),
+    (lambda o: o["lstm"].update(n_layers=0), r"lstm.n_layers = 0 is outside the supported range"),
+    (lambda o: o["char_cnn"].update(filters="wide"), "filters"),
+    (lambda o: o.pop("char_cnn"), "char_cnn"),
+])
+def test_bad_options_are_named(change, message):
+    options = copy.deepcopy(published(1024, 128, 1))
+    change(options)
+    with pytest.raises(ValueError, match=message):
+        BiLMConfig.from_dict(options)
+    with pytest.raises(ValueError, match="JSON object"):
+        BiLMConfig.from_dict(["not", "an", "object"])
+
+
+def test_the_parameter_budget(monkeypatch):
+    cfg = BiLMConfig.from_dict(published(4096, 512, 2))
+    cfg.check_budget(100_000_000)
+    with pytest.raises(ValueError, match="93,600,848 parameters .* over this server's budget of 1,000,000"):
+        cfg.check_budget(1_000_000)
+    monkeypatch.setenv("ELMO_MAX_PARAMETERS", "50000000")
+    with pytest.raises(ValueError, match="budget of 50,000,000"):
+        cfg.check_budget()
+
+
+def test_a_file_that_is_not_json(tmp_path):
+    bad = tmp_path / "options.json"
+    bad.write_text("{lstm: ", encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        BiLMConfig.from_options_json(bad)
+    bad.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="not a UTF-8 JSON options file"):
+        BiLMConfig.from_options_json(bad)
