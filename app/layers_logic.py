@@ -230,6 +230,19 @@ def task_figure(result: TaskResult) -> go.Figure:
     return fig
 
 
+def chart_caption(result: TaskResult) -> str:
+    """The line under a task's chart: what its "mix" bar is, when it has one, and what the diamonds are, when the
+    paper has values for the task (plain text from the results file: the page escapes it)."""
+    parts = []
+    if result.has_mix:
+        parts.append("mix: " + result.mix_learned_how.rstrip(".") + ".")
+    elif result.mix_learned_how:
+        parts.append(result.mix_learned_how.rstrip(".") + ".")
+    if result.paper is not None:
+        parts.append("◆: the paper's layer 1 and 2 (other data and model).")
+    return " ".join(parts)
+
+
 def weights_figure(report: ProbeReport) -> go.Figure:
     """The learned s per task, grouped by layer (tasks that learn no mix are left out); each bar's value inside its
     top end, the equal-weights line behind the bars (so the line crosses no value)."""

@@ -76,6 +76,11 @@ def test_a_task_without_a_learned_mix_or_paper_numbers(fixture_report):
     assert list(fig.layout.xaxis.ticktext) == ["<b>50.0</b><br>layer 0", "<b>70.0</b><br>layer 1",
                                                "<b>60.0</b><br>layer 2"]
     assert list(lg.mixing_tasks(report)) == ["wsd", "pos"]
+    # the line under the chart speaks of no mix bar and no diamonds that are not there
+    pos = report.tasks["pos"]
+    assert lg.chart_caption(pos) == ("mix: " + pos.mix_learned_how.rstrip(".") + ". ◆: the paper's layer 1 and 2 "
+                                     "(other data and model).")
+    assert "mix:" not in lg.chart_caption(loo) and "◆" not in lg.chart_caption(loo)
     assert [t.name for t in lg.weights_figure(report).data] == [lg.task_label("wsd"), lg.task_label("pos")]
     row = lg.summary_rows(report)[2]
     assert row["task"] == loo.title and row["learned mix"] == row["learned s"] == row["paper layer 1 / 2"] == lg.NONE

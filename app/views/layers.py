@@ -78,7 +78,7 @@ def results_section(report: ProbeReport, num_layers: int) -> None:
         for col, (task, result) in zip(st.columns(lg.CHARTS_PER_ROW), row):
             with col:
                 st.plotly_chart(lg.task_figure(result), key=f"layers_chart_{task}", width="stretch")
-                st.caption("mix: " + result.mix_learned_how.rstrip(".") + ". ◆: the paper's layer 1 and 2 (other data and model).")
+                st.caption(md(lg.chart_caption(result)))
     st.plotly_chart(lg.weights_figure(report), key="layers_chart_s", width="stretch")
     st.markdown("**Use a task's weights in the Explorer**")
     st.caption("Sets the Explorer's w sliders so that softmax(w) is the task's learned s "
