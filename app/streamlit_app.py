@@ -136,7 +136,7 @@ def model_panel():
             folder = "default" if model.key == "default" else "lm-only"
             st.caption(f"A small biLM trained for this app (model card: `assets/{folder}/MODEL_CARD.md`). It is much "
                        "weaker than the published ELMo models: on our 34-word leave-one-out sense probe its "
-                       "best contextual layer is far below a GloVe bag of context (default: 11 points above "
+                       "best contextual layer is far below a GloVe bag of context (default: 14 points above "
                        "chance; lm-only: 3), so the senses of a word rarely form separate groups here. Load the "
                        "published weights under “Load your own ELMo” below for the real thing.")
         if presenting:
