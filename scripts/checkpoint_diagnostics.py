@@ -2,7 +2,7 @@
 
 Usage (training extras installed, corpus built):
     python scripts/checkpoint_diagnostics.py runs/default/checkpoint [--config runs/default/config.json]
-        [--vocab runs/default/vocab.txt] [--sentences 4000] [--skip-agreement]
+        [--vocab runs/default/vocab.txt] [--sentences 4000] [--skip-agreement] [--dev-perplexity 1500]
 
 1. The leave-one-out sense probe (``assets/probes/sense_probe.tsv``, 1-NN by cosine within a word, %) of each
    layer, of each half of the top layer, and of the contextual head's output: is sense information in the top
@@ -139,6 +139,8 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=4000)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-agreement", action="store_true")
+    ap.add_argument("--dev-perplexity", type=int, default=0, metavar="N",
+                    help="also the forward / backward perplexity on the first N sentences of dev.txt (1500: the runs' own)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     vocab = Vocabulary.load(args.vocab)
@@ -146,6 +148,10 @@ def main() -> None:
     print("| representation | sense probe 1-NN (%) |\n|---|---|")
     for name, score in probe(model).items():
         print(f"| {name} | {score:.1f} |")
+    if args.dev_perplexity:
+        from elmo_core.train import perplexity
+        ppl = perplexity(model, read_token_lines(args.corpus / "dev.txt", args.dev_perplexity), vocab)
+        print(f"\ndev perplexity ({ppl['tokens']} tokens): forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}")
     if args.skip_agreement:
         return
     print("\n| sentences | groups | occurrences | student's nearest among the teacher's 3 nearest (%) |\n|---|---|---|---|")
