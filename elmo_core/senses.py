@@ -130,6 +130,12 @@ def group_by_key(items: Sequence[SenseItem]) -> dict[str, list[int]]:
     return groups
 
 
+def subsample_note(kept: int, total: int, unit: str, seed: int) -> str:
+    """How much of a probe's data ``subsample_keys`` kept, for result files: "N of M items (whole UNIT, seed S)"
+    or "all M items"."""
+    return f"{kept} of {total} items (whole {unit}, seed {seed})" if kept < total else f"all {total} items"
+
+
 def subsample_keys(items: Sequence[SenseItem], max_items: int, seed: int = 0) -> list[SenseItem]:
     """Whole lemma groups, picked in a seeded random order until ``max_items`` items (0 = keep all)."""
     if not max_items or len(items) <= max_items:

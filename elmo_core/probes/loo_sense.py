@@ -29,7 +29,7 @@ import numpy as np
 
 from ..metrics import loo_baseline_scores, loo_nn_scores, mean_over_groups, silhouette_by_sense
 from ..paths import SENSE_PROBE
-from ..senses import SenseItem, embed_items, group_by_key, read_sense_sentences, subsample_keys
+from ..senses import SenseItem, embed_items, group_by_key, read_sense_sentences, subsample_keys, subsample_note
 from .mix_classifier import layer_scale
 from .results import DataNote, TaskResult, _number
 from .task import DataDirs, ProbeTask, Progress
@@ -185,8 +185,7 @@ def run(embedder, params: dict, max_items: int, seed: int, dirs: DataDirs,
     items = subsample_keys(all_items, max_items or params["items"], seed)
     result = loo_sense_probe(embedder, items, dataset=SOURCE, progress=progress)
     return dataclasses.replace(result, data=result.data.with_subsample(
-        f"{len(items)} of {len(all_items)} items (whole words, seed {seed})" if len(items) < len(all_items)
-        else f"all {len(all_items)} items"))
+        subsample_note(len(items), len(all_items), "words", seed)))
 
 
 TASK = ProbeTask("loo_sense", TITLE, "word sense (leave-one-out)", "#9467bd", None, SIZES, LooSenseResult,

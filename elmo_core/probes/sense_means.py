@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..senses import SenseItem, embed_items, subsample_keys
+from ..senses import SenseItem, embed_items, subsample_keys, subsample_note
 from .mix_classifier import layer_scale, mix_summary, train_mix_classifier
 from .results import DataNote, PaperNumbers, TaskResult, _number
 from .task import DataDirs, ProbeTask, Progress, noop, sub_progress
@@ -166,8 +166,7 @@ def run(embedder, params: dict, max_items: int, seed: int, dirs: DataDirs,
     items = subsample_keys(all_items, max_items or params["items"], seed)
     result = sense_means_probe(embedder, items, seed=seed, progress=progress)
     return dataclasses.replace(result, data=result.data.with_subsample(
-        f"{len(items)} of {len(all_items)} items (whole lemmas, seed {seed})" if len(items) < len(all_items)
-        else f"all {len(all_items)} items"))
+        subsample_note(len(items), len(all_items), "lemmas", seed)))
 
 
 TASK = ProbeTask("wsd", TITLE, "word sense (sense means)", "#1f77b4", PAPER, SIZES, SenseMeansResult, find_data, run)
