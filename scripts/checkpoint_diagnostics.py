@@ -29,7 +29,7 @@ from elmo_core.bilm import BiLM
 from elmo_core.chars import batch_to_ids
 from elmo_core.config import BiLMConfig
 from elmo_core.lm import BiLanguageModel
-from elmo_core.metrics import loo_nn_scores
+from elmo_core.metrics import loo_nn_scores, unit
 from elmo_core.paths import SENSE_PROBE
 from elmo_core.senses import group_by_key, read_sense_sentences
 from elmo_core.text import read_token_lines
@@ -74,10 +74,6 @@ def probe(model: BiLanguageModel) -> dict[str, float]:
                                                for idx in groups]).mean()) for name, v in vec.items()}
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-6)
-
-
 def agreement(model: BiLanguageModel, vocab: Vocabulary, sents: list, groups: list[list[tuple[int, int]]]) -> float:
     """% of occurrences whose nearest other occurrence in their group (top layer, cosine) is among the teacher
     geometry's 3 nearest. groups: lists of (sentence index, token position)."""
@@ -92,13 +88,13 @@ def agreement(model: BiLanguageModel, vocab: Vocabulary, sents: list, groups: li
     mean = np.concatenate([s[m] for s, m in mini]).mean(axis=0)
     hits = total = 0
     for where in groups:
-        s = _unit(np.stack([student[i][t] for i, t in where]))
-        m = _unit(np.stack([mini[i][0][t] - mean for i, t in where]))
+        s = unit(np.stack([student[i][t] for i, t in where]))
+        m = unit(np.stack([mini[i][0][t] - mean for i, t in where]))
         bags = []
         for i, t in where:
             context = [glove[index[x.lower()]] for j, x in enumerate(sents[i]) if j != t and x.lower() in index]
             bags.append(np.mean(context, axis=0) if context else np.zeros(glove.shape[1], dtype=np.float32))
-        geometry = np.concatenate([m, _unit(np.stack(bags))], axis=1)
+        geometry = np.concatenate([m, unit(np.stack(bags))], axis=1)
         ss, tt = s @ s.T, geometry @ geometry.T
         np.fill_diagonal(ss, -np.inf)
         np.fill_diagonal(tt, -np.inf)
