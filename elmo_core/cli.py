@@ -6,10 +6,13 @@ one or argparse.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,6 +104,31 @@ def read_sentences(src: Path) -> list[list[str]]:
     return [line_tokens(line) for line in split_lines(text)]
 
 
+@contextlib.contextmanager
+def _ctrl_c_between_batches():
+    """Defer Ctrl-C to the next batch boundary; yields a function that says whether one came.
+
+    Python raises KeyboardInterrupt wherever the main thread happens to be, and when that is a finalizer (a
+    weakref callback inside torch or h5py) it prints "Exception ignored" and goes on, so the first Ctrl-C was
+    sometimes lost. A second Ctrl-C while one is pending stops at once, as Python's default would.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    pending = {"now": False}
+
+    def handler(signum, frame):
+        if pending["now"]:
+            raise KeyboardInterrupt
+        pending["now"] = True
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: pending["now"]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def cmd_embed(args) -> int:
     """One HDF5 dataset per input line (key = line index), like the old ``allennlp elmo`` command.
 
@@ -125,9 +153,12 @@ def cmd_embed(args) -> int:
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        with h5py.File(tmp, "w") as f, tqdm(total=len(sentences), unit="sent", disable=args.quiet) as bar:
+        with (_ctrl_c_between_batches() as interrupted,
+              h5py.File(tmp, "w") as f, tqdm(total=len(sentences), unit="sent", disable=args.quiet) as bar):
             parts: dict[int, list[np.ndarray]] = {}
             for call in calls:
+                if interrupted():
+                    raise KeyboardInterrupt
                 arrays = embedder.embed_batch([sentences[i][a:b] for i, a, b in call], len(call))
                 for (i, a, b), layers in zip(call, arrays):
                     parts.setdefault(i, []).append(layers)

@@ -46,7 +46,8 @@ class TrainConfig:
     max_sentence_tokens: int = 60  # longer sentences are skipped in training
     lr: float = 2e-3
     warmup_steps: int = 300
-    decay_start: int = 0  # from this step the learning rate falls linearly to min_lr_ratio * lr at max_steps (0 = constant)
+    decay_start: int = 0  # from this step the learning rate falls linearly to min_lr_ratio * lr at decay_end (0 = constant)
+    decay_end: int = 0  # where the decay reaches its floor, which then holds (0 = max_steps)
     min_lr_ratio: float = 0.1
     weight_decay: float = 0.0
     dropout: float = 0.1
@@ -83,10 +84,15 @@ class TrainConfig:
 
 
 def learning_rate(cfg: TrainConfig, step: int) -> float:
-    """Linear warm-up, constant, then (with ``decay_start``) a linear decay to ``min_lr_ratio * lr`` at ``max_steps``."""
+    """Linear warm-up, constant, then (with ``decay_start``) a linear decay to ``min_lr_ratio * lr``.
+
+    The decay ends at ``decay_end`` (or ``max_steps`` when that is 0) and the floor holds after it, so a run can go
+    on at the low rate that finished the decay, where the sense probe was still rising (docs/TEACHERS.md).
+    """
     lr = cfg.lr * min(1.0, (step + 1) / cfg.warmup_steps)
-    if cfg.decay_start and step >= cfg.decay_start and cfg.max_steps > cfg.decay_start:
-        done = min(1.0, (step - cfg.decay_start) / (cfg.max_steps - cfg.decay_start))
+    end = cfg.decay_end or cfg.max_steps
+    if cfg.decay_start and step >= cfg.decay_start and end > cfg.decay_start:
+        done = min(1.0, (step - cfg.decay_start) / (end - cfg.decay_start))
         lr *= 1.0 - (1.0 - cfg.min_lr_ratio) * done
     return lr
 

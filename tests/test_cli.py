@@ -144,16 +144,9 @@ def test_ctrl_c_leaves_the_previous_output_and_no_partial_file(tmp_path, model_a
         time.sleep(0.2)
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
-    try:
-        _, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        # Python swallows a KeyboardInterrupt raised inside a finalizer ("Exception ignored in: ...
-        # WeakValueDictionary ... remove"; seen once in CI at load 3): as in a terminal, a second Ctrl-C stops it.
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)  # one Ctrl-C is enough: it is taken at the next batch boundary
     assert proc.returncode == 130, err
-    # the only traceback allowed is Python's own note about the swallowed interrupt (see above)
-    assert "interrupted" in err and err.count("Traceback") == err.count("Exception ignored in")
+    assert "interrupted" in err and "Traceback" not in err and "Exception ignored" not in err
     assert out.read_bytes() == b"previous output"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.hdf5"]
 

@@ -108,3 +108,8 @@ def test_learning_rate_schedule(corpus, tmp_path):
     assert learning_rate(cfg, 50) == 1.0
     assert learning_rate(cfg, 150) == pytest.approx(0.55)
     assert learning_rate(cfg, 200) == pytest.approx(0.1)
+
+    held = make_cfg(corpus, tmp_path, lr=1.0, warmup_steps=10, decay_start=100, decay_end=200, max_steps=400, min_lr_ratio=0.1)
+    assert learning_rate(held, 150) == pytest.approx(0.55)
+    assert learning_rate(held, 200) == pytest.approx(0.1)
+    assert learning_rate(held, 350) == pytest.approx(0.1)
