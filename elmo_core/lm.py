@@ -158,7 +158,7 @@ class BiLanguageModel(nn.Module):
     def forward(self, char_ids: torch.Tensor, word_ids: torch.Tensor,
                 lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
                 contextual: tuple[torch.Tensor, torch.Tensor] | None = None,
-                context_bag: torch.Tensor | None = None) -> LMLoss:
+                context_bag: torch.Tensor | None = None, occurrence_ids: torch.Tensor | None = None) -> LMLoss:
         """Loss for a batch.
 
         Args:
@@ -172,6 +172,8 @@ class BiLanguageModel(nn.Module):
                 (``teacher.context_bags``, or ``teacher.directional_bags`` with ``bag_parts=2``); when given,
                 the geometry the similarity terms match is [unit teacher state ; unit bag], the two teachers
                 weighted equally.
+            occurrence_ids: optional (B, T + 2) LongTensor laid out like ``word_ids``: which tokens the occurrence
+                term counts as the same word (``wordforms.form_grouper``); by default their vocabulary ids.
 
         Returns:
             LMLoss with summed NLLs (float32 scalars) over the B * (n_i + 1) predictions per direction, and
@@ -204,7 +206,8 @@ class BiLanguageModel(nn.Module):
                                             for b in parts)], dim=-1)
                 similarity_loss = similarity_distance(inner[tmask], geometry)
                 if self.occurrence_min_id is not None:  # None: the term is not in this run's objective
-                    token_ids = word_ids[:, 1 : targets.shape[1] + 1][tmask]
+                    same_word = word_ids if occurrence_ids is None else occurrence_ids
+                    token_ids = same_word[:, 1 : targets.shape[1] + 1][tmask]
                     occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id,
                                                          self.occurrence_temperature)
         top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)

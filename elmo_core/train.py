@@ -31,6 +31,7 @@ from .lm import BiLanguageModel, LMLoss
 from .text import read_token_lines as read_sentences  # noqa: F401  (also this module's public name)
 from .vocab import Vocabulary
 from .weights import save_checkpoint
+from .wordforms import form_grouper
 
 
 @dataclass
@@ -72,6 +73,7 @@ class TrainConfig:
     occurrence_temperature: float = 0.1  # lower = the term weighs each occurrence's nearest ones more
     bag_teacher: bool = False  # the similarity terms match [MiniLM ; GloVe bag of context] (teacher.context_bags)
     bag_directional: bool = False  # the bag teacher split by side: before the token, after it (teacher.directional_bags)
+    occurrence_forms: bool = False  # the occurrence term and anchors group a word's forms (case, -s): wordforms.form_groups
     anchor_group: int = 0  # > 0: each batch is batch_size / anchor_group words x anchor_group sentences holding each
 
     @classmethod
@@ -362,9 +364,15 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         bag_of = directional_bags if cfg.bag_directional else context_bags
         glove = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
     lexical = glove if cfg.lexical_weight else None
+    same_word = vocab.encode  # which tokens the occurrence term and the anchors count as one word
+    if cfg.occurrence_forms:
+        group_of = form_grouper(vocab.tokens, vocab.unk)
+
+        def same_word(sentence: list[str]) -> list[int]:
+            return [vocab.bos, *map(group_of, sentence), vocab.eos]
     anchors = None
     if cfg.anchor_group:
-        anchors = anchor_index([np.array(vocab.encode(s)[1:-1]) for s in train_sents], vocab.tokens,
+        anchors = anchor_index([np.array(same_word(s)[1:-1]) for s in train_sents], vocab.tokens,
                                cfg.anchor_group, cfg.occurrence_min_id)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "train_seconds": 0.0, "cpu_seconds": 0.0,
@@ -430,8 +438,13 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 bag = None
                 if cfg.bag_teacher:
                     bag = bag_of(words, torch.as_tensor(lengths[idx], device=device), *glove)
+                occurrence_ids = None
+                if cfg.occurrence_forms:
+                    occurrence_ids = torch.full_like(words, vocab.eos)
+                    for row, i in enumerate(idx):
+                        occurrence_ids[row, : lengths[i] + 2] = torch.tensor(same_word(train_sents[i]))
                 with autocast:
-                    loss: LMLoss = wrapped(char_ids.to(device), words, lexical, ctx, bag)
+                    loss: LMLoss = wrapped(char_ids.to(device), words, lexical, ctx, bag, occurrence_ids)
                 optimizer.zero_grad(set_to_none=True)
                 loss.total(cfg.lexical_weight, cfg.contextual_weight, cfg.similarity_weight,
                            cfg.occurrence_weight).backward()

@@ -32,7 +32,7 @@ sentence ever match. It is not a lemmatizer: "banking" the industry and "banking
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 POS = ("n", "v", "a", "r", "")
 _VOWELS = frozenset("aeiou")
@@ -91,6 +91,60 @@ def _s_bases(w: str) -> set[str]:
     if w.endswith(("ses", "xes", "zes", "ches", "shes", "oes")):
         bases.add(w[:-2])
     return bases
+
+
+def form_groups(tokens: Sequence[str]) -> list[int]:
+    """For each token of a list (a vocabulary, most frequent first), the index of its group's first token:
+    tokens that are the same word by this module's rule share it ("Trunks", "trunks" and "trunk" point to
+    whichever of them comes first). Same word: the same ``normalise`` form, or an -s form and its base when
+    that base is in the list too; -ed and -ing forms stay apart (they are often another sense or part of
+    speech). Used by training to group a word's occurrences across capitals and plural.
+
+    Returns: a list of ints, one per token, each <= its own index.
+    """
+    root = list(range(len(tokens)))
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    def join(a: int, b: int) -> None:  # the group keeps its first token
+        a, b = find(a), find(b)
+        root[max(a, b)] = min(a, b)
+
+    first: dict[str, int] = {}
+    forms = [normalise(token) for token in tokens]
+    for i, form in enumerate(forms):
+        join(i, first.setdefault(form, i))
+    for i, form in enumerate(forms):
+        for base in _s_bases(form):
+            if base in first:
+                join(i, first[base])
+    return [find(i) for i in range(len(tokens))]
+
+
+def form_grouper(tokens: Sequence[str], unknown: int) -> Callable[[str], int]:
+    """A function from any token to the ``form_groups`` group of ``tokens`` it belongs to: by its ``normalise``
+    form, else by the base of its -s form; ``unknown`` when neither is in ``tokens``. So a token outside the
+    list ("Trunks" where only "trunks" and "trunk" are in a vocabulary) still finds its word."""
+    groups = form_groups(tokens)
+    first: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        first.setdefault(normalise(token), i)
+    cache: dict[str, int] = {}
+
+    def group_of(token: str) -> int:
+        if token not in cache:
+            form = normalise(token)
+            i = first.get(form)
+            if i is None:
+                i = min((first[b] for b in _s_bases(form) if b in first), default=None)
+            cache[token] = unknown if i is None else groups[i]
+        return cache[token]
+
+    return group_of
 
 
 def word_forms(word: str, pos: str = "", inflections: bool = True, irregular: Iterable[str] = ()) -> frozenset[str]:

@@ -70,8 +70,16 @@ def probe(model: BiLanguageModel) -> dict[str, float]:
         with torch.no_grad():
             vec["contextual head (teacher space)"] = model.contextual_head(torch.from_numpy(top)).numpy()
     groups = [idx for idx in group_by_key(items).values() if len(idx) >= 2]
-    return {name: 100 * float(np.concatenate([loo_nn_scores(v[idx], [items[i].sense for i in idx])
-                                               for idx in groups]).mean()) for name, v in vec.items()}
+    scores = {name: np.concatenate([loo_nn_scores(v[idx], [items[i].sense for i in idx]) for idx in groups])
+              for name, v in vec.items()}
+    out = {name: 100 * float(sc.mean()) for name, sc in scores.items()}
+    # Capitalised targets (mostly sentence-initial plurals, "Trunks ...") are where the character CNN's case and
+    # suffix features reach the top layer: scored apart, they show how much of the gap they are.
+    capital = np.concatenate([[items[i].tokens[items[i].position][:1].isupper() for i in idx] for idx in groups])
+    top_scores = scores[f"layer {layers - 1}"]
+    out[f"layer {layers - 1}, capitalised targets ({int(capital.sum())})"] = 100 * float(top_scores[capital].mean())
+    out[f"layer {layers - 1}, other targets ({int((~capital).sum())})"] = 100 * float(top_scores[~capital].mean())
+    return out
 
 
 def agreement(model: BiLanguageModel, vocab: Vocabulary, sents: list, groups: list[list[tuple[int, int]]]) -> float:

@@ -56,6 +56,25 @@ def test_a_softmax_that_knows_nothing_scores_its_uniform_likelihood():
     assert float(loss.total(lexical_weight=1.0)) == pytest.approx(float(loss.mean))  # no teacher target given
 
 
+def test_occurrence_ids_decide_which_tokens_are_one_word():
+    from elmo_core.bilm import BiLM
+    from elmo_core.config import BiLMConfig
+    from tests.test_train import TINY_OPTIONS
+
+    torch.manual_seed(0)
+    model = BiLanguageModel(BiLM(BiLMConfig.from_dict(TINY_OPTIONS)), 8, contextual_dim=6, occurrence_min_id=3).eval()
+    # ids 3 and 4 each occur once (no pair of their own); as one word they have two occurrences
+    words = torch.tensor([[0, 3, 5, 1], [0, 4, 6, 1]])
+    chars = torch.randint(5, 200, (2, 2, 50))
+    targets = (torch.randn(2, 2, 6), torch.ones(2, 2, dtype=torch.bool))
+    assert model(chars, words, contextual=targets).occurrence is None
+    joined = torch.tensor([[0, 3, 5, 1], [0, 3, 6, 1]])
+    # each occurrence's only neighbour is the other, so both distributions are one-hot: KL 0
+    assert float(model(chars, words, contextual=targets, occurrence_ids=joined).occurrence) == pytest.approx(0.0, abs=1e-6)
+    three = torch.tensor([[0, 3, 3, 1], [0, 3, 6, 1]])  # three occurrences: the KL now depends on the geometry
+    assert float(model(chars, words, contextual=targets, occurrence_ids=three).occurrence) > 1e-4
+
+
 def test_occurrence_distance():
     gen = torch.Generator().manual_seed(0)
     ids = torch.tensor([200, 200, 5, 300, 200, 300, 5])

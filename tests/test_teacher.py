@@ -119,9 +119,10 @@ def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # 
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
 
 
-@pytest.mark.parametrize("directional", [False, True])
-def test_resume_exact_with_anchor_batches_and_occurrence_loss(directional, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file), bag_directional=directional)
+@pytest.mark.parametrize("directional, forms", [(False, False), (True, False), (False, True)])
+def test_resume_exact_with_anchor_batches_and_occurrence_loss(directional, forms, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file), bag_directional=directional,
+                 occurrence_forms=forms)
     train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=4, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=7, **extra), resume=True, progress=False)

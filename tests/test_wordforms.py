@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from elmo_core.tokenize import tokenize
-from elmo_core.wordforms import find_form, is_form, normalise, token_pattern, word_forms
+from elmo_core.wordforms import find_form, form_grouper, form_groups, is_form, normalise, token_pattern, word_forms
 
 
 def counted(word: str, text: str, pos: str = "", inflections: bool = True, irregular=()) -> list[str]:
@@ -114,3 +114,17 @@ def test_same_case_keeps_the_typed_capitals_over_the_shared_spelling():
     assert not same_case("banks", "Bank") and not same_case("BANKS", "Bank") and not same_case("bank", "Bank")
     assert same_case("studies", "study") and not same_case("Studies", "study")
 
+
+
+def test_form_groups_join_capitals_and_plurals():
+    tokens = ["<S>", "the", "The", "trunk", "Trunks", "trunks", "bass", "Bass", "glasses", "glass", "banking", "news", "TRUNK"]
+    groups = form_groups(tokens)
+    assert groups == [0, 1, 1, 3, 3, 3, 6, 6, 8, 8, 10, 11, 3]  # "glass" joins "glasses", which comes first
+    # "banking" (-ing) stays its own word; "news" stays apart while "new" is not in the list, and joins it when it is
+    # (the rule's known false friend)
+    assert form_groups(["new", "news"]) == [0, 0]
+
+
+def test_form_grouper_finds_tokens_outside_the_list():
+    group_of = form_grouper(["<UNK>", "trunks", "trunk", "bank"], unknown=0)
+    assert [group_of(t) for t in ["Trunks", "TRUNK", "trunk", "Banks", "bank's", "river"]] == [1, 1, 1, 3, 3, 0]
