@@ -73,12 +73,13 @@ def probe(model: BiLanguageModel) -> dict[str, float]:
     scores = {name: np.concatenate([loo_nn_scores(v[idx], [items[i].sense for i in idx]) for idx in groups])
               for name, v in vec.items()}
     out = {name: 100 * float(sc.mean()) for name, sc in scores.items()}
-    # Capitalised targets (mostly sentence-initial plurals, "Trunks ...") are where the character CNN's case and
-    # suffix features reach the top layer: scored apart, they show how much of the gap they are.
-    capital = np.concatenate([[items[i].tokens[items[i].position][:1].isupper() for i in idx] for idx in groups])
+    # A sentence's first token (most of the probe's capitalised plurals, "Trunks ...") is where the biLM is least
+    # contextual: the forward half has seen only <S>, and the backward half must predict <S> next. Scored apart,
+    # they show how much of the gap is this position (docs/TEACHERS.md).
+    first = np.concatenate([[items[i].position == 0 for i in idx] for idx in groups])
     top_scores = scores[f"layer {layers - 1}"]
-    out[f"layer {layers - 1}, capitalised targets ({int(capital.sum())})"] = 100 * float(top_scores[capital].mean())
-    out[f"layer {layers - 1}, other targets ({int((~capital).sum())})"] = 100 * float(top_scores[~capital].mean())
+    out[f"layer {layers - 1}, sentence-first targets ({int(first.sum())})"] = 100 * float(top_scores[first].mean())
+    out[f"layer {layers - 1}, other targets ({int((~first).sum())})"] = 100 * float(top_scores[~first].mean())
     return out
 
 
