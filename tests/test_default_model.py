@@ -37,7 +37,7 @@ def test_default_model_shapes_and_context():
 
 def test_default_model_separates_senses_better_than_layer0_and_bag_of_context():
     """Leave-one-out 1-NN sense accuracy on our 123 hand-written sense sentences (MODEL_CARD.md: layer 0 38.5 %,
-    layer 1 56.9 %, layer 2 67.5 %, bag of context words 52.0 %)."""
+    layer 1 54.5 %, layer 2 68.3 %, bag of context words 49.6 %)."""
     from elmo_core.probes.loo_sense import loo_sense_probe
     from elmo_core.senses import read_sense_sentences
 
@@ -45,10 +45,10 @@ def test_default_model_separates_senses_better_than_layer0_and_bag_of_context():
     layers = result.layers
     assert layers[1] > layers[0] + 0.1 and layers[2] > layers[0] + 0.1
     assert max(layers[1], layers[2]) > result.baselines["bag of context"] + 0.05
-    np.testing.assert_allclose(layers, [0.385, 0.569, 0.675], atol=0.002)  # the model card's numbers
+    np.testing.assert_allclose(layers, [0.385, 0.545, 0.683], atol=0.002)  # the model card's numbers
 
 
-@pytest.mark.parametrize("name, expected", [("default", [0.399, 0.497, 0.565]), ("lm-only", [0.399, 0.463, 0.455])])
+@pytest.mark.parametrize("name, expected", [("default", [0.399, 0.480, 0.567]), ("lm-only", [0.399, 0.463, 0.455])])
 def test_bundled_models_on_the_fresh_sense_probe(name, expected):
     """The model cards' per-layer numbers on the 34-word probe (assets/probes/SENSE_PROBE.md); the bundled
     models are stored as float16 and widened on load, so these also check that round trip."""
