@@ -16,6 +16,8 @@ from app.safe import plot
 PALETTE = qualitative.D3 + qualitative.Set2
 MAX_LEGEND_SENTENCES = 20  # colour by sentence with a legend up to this many sentences, else a colour scale
 GREY = "rgba(150, 150, 150, 0.45)"
+MAX_HEATMAP_TICKS = 40  # the similarity heatmaps name their rows up to this many occurrences
+HEATMAP_ROW_PX = 12  # room per named row: the 9-px labels do not touch
 
 
 def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window: int = 25) -> str:
@@ -130,7 +132,8 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
     fig = make_subplots(rows=1, cols=k, subplot_titles=[plot(t) for t, _ in panels], horizontal_spacing=0.02)
     zmin = min(float(np.min(m)) for _, m in panels) if panels else 0.0
     zmin = min(zmin, 0.99)
-    show_ticks = len(tick_labels) <= 40
+    rows = len(tick_labels)
+    show_ticks = rows <= MAX_HEATMAP_TICKS
     ticks = [plot(t) for t in tick_labels]  # unique labels ("river #3"), used as categorical axis values
     for c, (title, m) in enumerate(panels, start=1):
         fig.add_trace(go.Heatmap(
@@ -139,10 +142,14 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
             colorbar=dict(title=dict(text="cos", side="right"), len=0.9, thickness=14),
             hovertemplate="%{y}<br>vs %{x}<br>cos = %{z:.3f}<extra>" + plot(title) + "</extra>"),
             row=1, col=c)
-        fig.update_yaxes(autorange="reversed", scaleanchor=f"x{c if c > 1 else ''}", row=1, col=c,
-                         showticklabels=show_ticks and c == 1, tickfont=dict(size=9), type="category")
-        fig.update_xaxes(showticklabels=False, row=1, col=c, type="category")
-    fig.update_layout(height=max(280, min(480, 1200 // max(k, 1) + 30)), margin=dict(l=10, r=10, t=60, b=0))
+        # every row named (plotly thins category labels that it thinks too close); the panels are not kept
+        # square, so their height, not the page width, gives each row its HEATMAP_ROW_PX
+        fig.update_yaxes(autorange="reversed", row=1, col=c, showticklabels=show_ticks and c == 1,
+                         tickfont=dict(size=9), type="category", tickmode="array", tickvals=ticks, ticks="",
+                         showgrid=False)
+        fig.update_xaxes(showticklabels=False, row=1, col=c, type="category", ticks="", showgrid=False)
+    plot_px = HEATMAP_ROW_PX * rows if show_ticks else 240
+    fig.update_layout(height=max(280, min(560, plot_px + 70)), margin=dict(l=10, r=10, t=60, b=10))
     fig.update_annotations(font_size=11)  # four panel titles side by side fit at 1,024 px
     return fig
 
@@ -231,7 +238,13 @@ def comparison_maps(sides, occurrences: Sequence[Occurrence], table, color_by: s
     out = []
     for side in sides:
         title = plot(side.name) + (" (aligned to the left map)" if side.aligned else "")
-        out.append(frame_map(side.frame, occurrences, table, color_by, title=title, height=420))
+        fig = frame_map(side.frame, occurrences, table, color_by, title=title, height=420)
+        if fig is not None:
+            # half the page wide: the legend takes two lines (under the plot, off the title) and the title sits
+            # just above the plot, under the toolbar it would run into
+            fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.02, x=0), margin=dict(t=64, b=60),
+                              title=dict(y=1.0, yref="paper", yanchor="bottom", pad=dict(b=6)))
+        out.append(fig)
     return out
 
 

@@ -31,6 +31,19 @@ def test_figures_carry_the_data():
     assert all(t.textposition == "auto" and t.insidetextanchor == "end" for t in bars.data)
 
 
+
+def test_heatmaps_name_every_row_with_room_for_each():
+    """12 occurrences (the bank example): all 12 rows labelled, not every other one as plotly's automatic
+    ticks gave at 1,024 px, and the plot area tall enough for 12 labels of 9 px, whatever the page width."""
+    ticks = [f"{'river' if i < 6 else 'money'} #{i + 1}" for i in range(12)]
+    heat = figures.similarity_heatmaps([(f"layer {j}", np.eye(12)) for j in range(3)] + [("mix", np.eye(12))], ticks)
+    assert list(heat.layout.yaxis.tickvals) == ticks and heat.layout.yaxis.showticklabels
+    assert heat.layout.yaxis.scaleanchor is None  # not kept square: a narrow page would squeeze the rows
+    plot_px = heat.layout.height - heat.layout.margin.t - heat.layout.margin.b
+    assert plot_px >= 12 * 11, plot_px
+    many = figures.similarity_heatmaps([("mix", np.eye(50))], [f"#{i + 1}" for i in range(50)])
+    assert not many.layout.yaxis.showticklabels and many.layout.height <= 560
+
 def test_figures_escape_names_ticks_and_titles():
     lines = [ex.Line("a bank", "<b>x</b>", ("a", "bank")), ex.Line("the bank", "<i>y</i>", ("the", "bank"))]
     occ = ex.find_occurrences(lines, "bank")

@@ -8,6 +8,7 @@ what survives a page switch are ``app/state.py``'s: every key starts with "explo
 """
 from __future__ import annotations
 
+import html
 import json
 import time
 import urllib.parse
@@ -441,12 +442,12 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
     elif any(labels):
         st.caption("Fewer than two labelled senses: no agreement score.")
     lines = table.lines
-    for group in cluster_groups(found):
-        members = group.members
-        st.html(f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
-                f"border-radius:6px;background:{figures.cluster_colour(group.cluster)};margin-right:6px'></span>"
-                f"<b>{group.name}</b> · {plural(len(members), 'occurrence')}</div>")
-        st.html(kwic_table(*occurrence_lines(occurrences, lines, members)))
+    # every cluster's heading and sentences in one element: one message to the browser, not two per cluster
+    st.html("".join(
+        f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
+        f"border-radius:6px;background:{figures.cluster_colour(group.cluster)};margin-right:6px'></span>"
+        f"<b>{html.escape(group.name)}</b> · {plural(len(group.members), 'occurrence')}</div>"
+        + kwic_table(*occurrence_lines(occurrences, lines, group.members)) for group in cluster_groups(found)))
     st.caption("Average-linkage clustering of the occurrences' vectors in the current mix, by cosine distance "
                "(scikit-learn); move the sliders and the clusters follow the mix.")
 
