@@ -112,10 +112,13 @@ def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: S
             x=[coords[selected, 0]], y=[coords[selected, 1]], mode="markers", name="neighbours query",
             marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=2.5, color="black")),
             customdata=[[selected]], hoverinfo="skip"))
+    # The legend goes under the plot: above it, a legend of several lines (colour by sentence; a map half the
+    # page wide) ran into the title and the toolbar. The title sits on the plot's top edge, under the toolbar.
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=14)), height=height,
-        margin=dict(l=10, r=10, t=70 if title else 10, b=10), uirevision=revision,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0), clickmode="event+select", dragmode="pan",
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=14), y=1.0, yref="paper", yanchor="bottom",
+                   pad=dict(b=6)), height=height,
+        margin=dict(l=10, r=10, t=64 if title else 36, b=10), uirevision=revision,
+        legend=dict(orientation="h", yanchor="top", y=-0.02, x=0), clickmode="event+select", dragmode="pan",
         plot_bgcolor="white", hoverlabel=dict(align="left"))
     fig.update_xaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None)
     fig.update_yaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None,
@@ -238,13 +241,7 @@ def comparison_maps(sides, occurrences: Sequence[Occurrence], table, color_by: s
     out = []
     for side in sides:
         title = plot(side.name) + (" (aligned to the left map)" if side.aligned else "")
-        fig = frame_map(side.frame, occurrences, table, color_by, title=title, height=420)
-        if fig is not None:
-            # half the page wide: the legend takes two lines (under the plot, off the title) and the title sits
-            # just above the plot, under the toolbar it would run into
-            fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.02, x=0), margin=dict(t=64, b=60),
-                              title=dict(y=1.0, yref="paper", yanchor="bottom", pad=dict(b=6)))
-        out.append(fig)
+        out.append(frame_map(side.frame, occurrences, table, color_by, title=title, height=420))
     return out
 
 
@@ -270,5 +267,23 @@ def side_separation(frame) -> go.Figure | None:
         return None
     short = [f"layer {j}" for j in range(len(frame.separation) - 1)] + ["mix"]
     fig = separation_chart(short, frame.separation)
-    fig.update_layout(height=300, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
+    fig.update_layout(height=300, legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))  # clear of the ticks
     return fig
+
+
+PROJECTOR_FONT = 15  # presentation mode: the charts' type, up from plotly's 12 px (the page's type goes to 19 px)
+
+
+def for_projector(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` with larger type for presentation mode: legend, hover, value and y-axis text at
+    ``PROJECTOR_FONT`` px, the title 4 px larger. The x tick labels and text given its own size (heatmap
+    rows, panel titles) keep theirs: they were sized to fit their place."""
+    out = go.Figure(fig)
+    out.update_layout(font=dict(size=PROJECTOR_FONT), legend=dict(font=dict(size=PROJECTOR_FONT)))
+    for axis in out.select_xaxes():  # x tick labels as they were: taller ones ran into a legend under the plot
+        if axis.tickfont.size is None:
+            axis.tickfont.size = 12
+    if out.layout.title.text:
+        out.update_layout(title=dict(font=dict(size=PROJECTOR_FONT + 4)))
+    return out
+

@@ -433,6 +433,11 @@ def test_presentation_mode_and_the_case_note():
     assert any("Layer 0 (the character CNN) reads each spelling as written" in shown(c.value) for c in at.caption)
     spec = map_spec(at)
     assert {t["name"] for t in spec["data"]} == {"spring", "Spring", "neighbours query"}  # coloured by spelling
+    from app.figures import PROJECTOR_FONT  # larger chart type for a projector, the map's title larger still
+    assert spec["layout"]["font"]["size"] == PROJECTOR_FONT and spec["layout"]["title"]["font"]["size"] > PROJECTOR_FONT
+    at.toggle(key="app_present").set_value(False).run()
+    assert "size" not in map_spec(at)["layout"].get("font", {}) and map_spec(at)["layout"]["title"]["font"]["size"] == 14
+    at.toggle(key="app_present").set_value(True).run()
     at.checkbox(key="explorer_fold_case").uncheck().run()
     no_errors(at)
     tokens = [t for ln in ex.parse_input(EXAMPLE_SETS["spring"].text).lines for t in ln.tokens]
