@@ -16,6 +16,8 @@ from app.safe import plot
 PALETTE = qualitative.D3 + qualitative.Set2
 MAX_LEGEND_SENTENCES = 20  # colour by sentence with a legend up to this many sentences, else a colour scale
 GREY = "rgba(150, 150, 150, 0.45)"
+MAX_HEATMAP_TICKS = 40  # the similarity heatmaps name their rows up to this many occurrences
+HEATMAP_ROW_PX = 12  # room per named row: the 9-px labels do not touch
 
 
 def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window: int = 25) -> str:
@@ -110,10 +112,13 @@ def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: S
             x=[coords[selected, 0]], y=[coords[selected, 1]], mode="markers", name="neighbours query",
             marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=2.5, color="black")),
             customdata=[[selected]], hoverinfo="skip"))
+    # The legend goes under the plot: above it, a legend of several lines (colour by sentence; a map half the
+    # page wide) ran into the title and the toolbar. The title sits on the plot's top edge, under the toolbar.
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=14)), height=height,
-        margin=dict(l=10, r=10, t=70 if title else 10, b=10), uirevision=revision,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0), clickmode="event+select", dragmode="pan",
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=14), y=1.0, yref="paper", yanchor="bottom",
+                   pad=dict(b=6)), height=height,
+        margin=dict(l=10, r=10, t=64 if title else 36, b=10), uirevision=revision,
+        legend=dict(orientation="h", yanchor="top", y=-0.02, x=0), clickmode="event+select", dragmode="pan",
         plot_bgcolor="white", hoverlabel=dict(align="left"))
     fig.update_xaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None)
     fig.update_yaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None,
@@ -130,7 +135,8 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
     fig = make_subplots(rows=1, cols=k, subplot_titles=[plot(t) for t, _ in panels], horizontal_spacing=0.02)
     zmin = min(float(np.min(m)) for _, m in panels) if panels else 0.0
     zmin = min(zmin, 0.99)
-    show_ticks = len(tick_labels) <= 40
+    rows = len(tick_labels)
+    show_ticks = rows <= MAX_HEATMAP_TICKS
     ticks = [plot(t) for t in tick_labels]  # unique labels ("river #3"), used as categorical axis values
     for c, (title, m) in enumerate(panels, start=1):
         fig.add_trace(go.Heatmap(
@@ -139,10 +145,14 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
             colorbar=dict(title=dict(text="cos", side="right"), len=0.9, thickness=14),
             hovertemplate="%{y}<br>vs %{x}<br>cos = %{z:.3f}<extra>" + plot(title) + "</extra>"),
             row=1, col=c)
-        fig.update_yaxes(autorange="reversed", scaleanchor=f"x{c if c > 1 else ''}", row=1, col=c,
-                         showticklabels=show_ticks and c == 1, tickfont=dict(size=9), type="category")
-        fig.update_xaxes(showticklabels=False, row=1, col=c, type="category")
-    fig.update_layout(height=max(280, min(480, 1200 // max(k, 1) + 30)), margin=dict(l=10, r=10, t=60, b=0))
+        # every row named (plotly thins category labels that it thinks too close); the panels are not kept
+        # square, so their height, not the page width, gives each row its HEATMAP_ROW_PX
+        fig.update_yaxes(autorange="reversed", row=1, col=c, showticklabels=show_ticks and c == 1,
+                         tickfont=dict(size=9), type="category", tickmode="array", tickvals=ticks, ticks="",
+                         showgrid=False)
+        fig.update_xaxes(showticklabels=False, row=1, col=c, type="category", ticks="", showgrid=False)
+    plot_px = HEATMAP_ROW_PX * rows if show_ticks else 240
+    fig.update_layout(height=max(280, min(560, plot_px + 70)), margin=dict(l=10, r=10, t=60, b=10))
     fig.update_annotations(font_size=11)  # four panel titles side by side fit at 1,024 px
     return fig
 
@@ -257,5 +267,23 @@ def side_separation(frame) -> go.Figure | None:
         return None
     short = [f"layer {j}" for j in range(len(frame.separation) - 1)] + ["mix"]
     fig = separation_chart(short, frame.separation)
-    fig.update_layout(height=300, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
+    fig.update_layout(height=300, legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))  # clear of the ticks
     return fig
+
+
+PROJECTOR_FONT = 15  # presentation mode: the charts' type, up from plotly's 12 px (the page's type goes to 19 px)
+
+
+def for_projector(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` with larger type for presentation mode: legend, hover, value and y-axis text at
+    ``PROJECTOR_FONT`` px, the title 4 px larger. The x tick labels and text given its own size (heatmap
+    rows, panel titles) keep theirs: they were sized to fit their place."""
+    out = go.Figure(fig)
+    out.update_layout(font=dict(size=PROJECTOR_FONT), legend=dict(font=dict(size=PROJECTOR_FONT)))
+    for axis in out.select_xaxes():  # x tick labels as they were: taller ones ran into a legend under the plot
+        if axis.tickfont.size is None:
+            axis.tickfont.size = 12
+    if out.layout.title.text:
+        out.update_layout(title=dict(font=dict(size=PROJECTOR_FONT + 4)))
+    return out
+

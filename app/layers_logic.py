@@ -159,6 +159,7 @@ def _pct(v: float) -> float:
 MARGIN = dict(l=10, r=84, t=80, b=10)
 TASK_HEIGHT = 400
 LABEL_GAP_PX = 15  # baseline labels closer than this (11-px type) would overlap: they are moved apart
+LABEL_CHARS = 14  # the longest one-line baseline label that fits MARGIN["r"] (84 px of 11-px type)
 PAPER_COLOUR = "#d62728"
 
 
@@ -173,9 +174,12 @@ def _right_labels(fig: go.Figure, lines: Sequence[tuple[float, str]], y_range: t
     px_per_unit = plot_px / max(y_range[1] - y_range[0], 1e-9)
     placed: list[float] = []  # label centres in pixels from the axis bottom, bottom to top
     order = sorted(range(len(lines)), key=lambda i: lines[i][0])
-    for i in order:
+    for k, i in enumerate(order):
         want = (lines[i][0] - y_range[0]) * px_per_unit
-        placed.append(max(want, placed[-1] + LABEL_GAP_PX) if placed else want)
+        if placed:  # two-line labels ("bag of context<br>62.9") need half a line more on each side
+            gap = LABEL_GAP_PX * (_line_count(lines[order[k - 1]][1]) + _line_count(lines[i][1])) / 2
+            want = max(want, placed[-1] + gap)
+        placed.append(want)
     overflow = placed[-1] - plot_px if placed else 0
     if overflow > 0:  # pushed past the top: the whole stack moves down, keeping its gaps
         placed = [p - overflow for p in placed]
@@ -183,6 +187,17 @@ def _right_labels(fig: go.Figure, lines: Sequence[tuple[float, str]], y_range: t
         y, text = lines[i]
         fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=y, yref="y", text=text, showarrow=False,
                            yshift=centre - (y - y_range[0]) * px_per_unit, font=dict(size=11, color="#666"))
+
+
+def _line_count(text: str) -> int:
+    return text.count("<br>") + 1
+
+
+def baseline_label(name: str, value: float) -> str:
+    """A dotted line's label right of the plot: "chance 42.8", or the name over the value when one line would
+    not fit the right margin ("bag of context<br>62.9"). ``name``: plain text (escaped here)."""
+    one = f"{name} {value:.1f}"
+    return plot(one) if len(one) <= LABEL_CHARS else f"{plot(name)}<br>{value:.1f}"
 
 
 PAPER_OFFSET = 0.4  # the paper's diamonds sit right of their bar
@@ -220,7 +235,7 @@ def task_figure(result: TaskResult) -> go.Figure:
     lines = []
     for name, value in result.baselines.items():
         fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888", layer="below")
-        lines.append((_pct(value), plot(f"{name} {_pct(value):.1f}")))  # names come from the results file
+        lines.append((_pct(value), baseline_label(name, _pct(value))))  # names come from the results file
     tick_px = 3 * 15 + 8
     _right_labels(fig, lines, y_range, TASK_HEIGHT - MARGIN["t"] - MARGIN["b"] - tick_px)
     fig.update_layout(title=plot(result.title), yaxis_title=plot(f"{result.metric} (%)"),

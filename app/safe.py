@@ -3,7 +3,7 @@
 Every string that comes from a user, a link or a file (sentences, words, labels, example names, file and
 dataset names, error messages that quote them) goes through ``md`` before it reaches anything Streamlit
 renders as markdown (``st.markdown``, ``st.caption``, ``st.warning``/``info``/``error``/``success``, widget
-labels), and through ``plot`` before it reaches plotly text that plotly renders as its pseudo-HTML (trace
+labels, ``st.table`` cells), and through ``plot`` before it reaches plotly text that plotly renders as its pseudo-HTML (trace
 names in the legend, tick labels, hover text, titles). Plain-text places (dataframes, ``st.text``,
 selectbox options, ``st.code``) need neither.
 """

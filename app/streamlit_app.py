@@ -32,8 +32,10 @@ PRESENT_CSS = """<style>
 html { font-size: 19px; }
 [data-testid="stMainBlockContainer"] { max-width: 100%; padding: 2.5rem 1.5rem 2rem 1.5rem; }
 </style>"""
+# the uploaders' "1GB per file • HDF5, H5, SAFETENSORS" line wraps instead of ending in "…" in the sidebar at 1,024 px
 NORMAL_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stFileUploaderDropzoneInstructions"] span { white-space: normal; overflow: visible; }
 </style>"""
 
 

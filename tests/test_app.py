@@ -404,8 +404,10 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
     params = state.view_to_query(at.session_state[state.VIEW])
     assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
     # the Senses tab lists every occurrence once, in its cluster
-    senses = " ".join(str(h.proto.body) for h in at.get("html"))
-    assert senses.count("cluster 1") >= 1 and "cluster 3" in senses
+    # (one element for all clusters: a heading and a concordance table each, 12 target marks in all)
+    (senses,) = [str(h.proto.body) for h in at.get("html") if "<b>cluster 1</b>" in str(h.proto.body)]
+    assert all(f"<b>cluster {c}</b>" in senses for c in (1, 2, 3)) and "<b>cluster 4</b>" not in senses
+    assert senses.count("<mark>") == 12
 
 
 def test_umap_status_shows_only_while_it_is_true(monkeypatch):
@@ -431,9 +433,39 @@ def test_presentation_mode_and_the_case_note():
     assert any("Layer 0 (the character CNN) reads each spelling as written" in shown(c.value) for c in at.caption)
     spec = map_spec(at)
     assert {t["name"] for t in spec["data"]} == {"spring", "Spring", "neighbours query"}  # coloured by spelling
+    from app.figures import PROJECTOR_FONT  # larger chart type for a projector, the map's title larger still
+    assert spec["layout"]["font"]["size"] == PROJECTOR_FONT and spec["layout"]["title"]["font"]["size"] > PROJECTOR_FONT
+    at.toggle(key="app_present").set_value(False).run()
+    assert "size" not in map_spec(at)["layout"].get("font", {}) and map_spec(at)["layout"]["title"]["font"]["size"] == 14
+    at.toggle(key="app_present").set_value(True).run()
     at.checkbox(key="explorer_fold_case").uncheck().run()
     no_errors(at)
     tokens = [t for ln in ex.parse_input(EXAMPLE_SETS["spring"].text).lines for t in ln.tokens]
     exact, folded = tokens.count("spring"), sum(t.casefold() == "spring" for t in tokens)
     assert exact < folded and len(frame_of(at).rows) == exact  # "Spring" is no longer an occurrence
     assert at.query_params["case"] == "exact" and at.query_params["present"] == "1"
+
+
+def test_the_bundled_model_radio_runs_the_page_on_the_chosen_model_and_the_link_names_it(monkeypatch, fresh_caches):
+    """On the shipped default (no model set by the environment) the sidebar offers the bundled models: picking
+    lm-only draws the same view with lm-only's vectors and puts model=lm-only in the link, which opens on it."""
+    from app import state
+    monkeypatch.delenv("ELMO_EXPLORER_OPTIONS")
+    monkeypatch.delenv("ELMO_EXPLORER_WEIGHTS")
+    at = start(ex="bank", word="bank")
+    no_errors(at)
+    radio = at.radio(key="bundled_model")
+    assert list(radio.options) == ["default", "lm-only"] and radio.value == "default"
+    before = frame_of(at)
+    assert before.model_key == "default" and "model" not in state.view_to_query(at.session_state[state.VIEW])
+    radio.set_value("lm-only").run()
+    no_errors(at)
+    after = frame_of(at)
+    assert after.model_key == "bundled:lm-only" and after.vectors.shape == before.vectors.shape
+    assert not np.allclose(after.vectors, before.vectors)  # another model, other vectors of the same occurrences
+    assert state.view_to_query(at.session_state[state.VIEW])["model"] == "lm-only"
+    assert any(shown(m.value).startswith("**lm-only**") for m in at.sidebar.markdown)  # the panel names it
+    again = start(ex="bank", word="bank", model="lm-only")  # the link, in a new session
+    no_errors(again)
+    assert again.radio(key="bundled_model").value == "lm-only" and frame_of(again).model_key == "bundled:lm-only"
+    np.testing.assert_allclose(frame_of(again).vectors, after.vectors, rtol=1e-5, atol=1e-6)

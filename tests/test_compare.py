@@ -22,6 +22,15 @@ def test_two_models_compared_on_the_same_occurrences(bank):
     own = compute_frame(other, occ, Controls((0.0, 1.0, 0.0)), model_key="m2", word="bank")
     np.testing.assert_allclose(sides[1].frame.vectors, own.vectors)
     np.testing.assert_allclose(sides[1].frame.coords, ex.procrustes_align(own.coords, sides[0].frame.coords))
+    # the maps as drawn side by side: titled, the legend under the plot (above it, two lines of legend at half
+    # the page wide ran into the title), the title on the plot's top edge (in the margin's middle it ran under
+    # the toolbar)
+    from app import figures
+    maps = figures.comparison_maps(sides, occ, table, "label")
+    assert [m.layout.title.text for m in maps] == ["one", "two (aligned to the left map)"]
+    assert all(m.layout.legend.yanchor == "top" and m.layout.legend.y < 0 for m in maps)
+    assert all((m.layout.title.yref, m.layout.title.y, m.layout.title.yanchor) == ("paper", 1.0, "bottom") for m in maps)
+    assert list(maps[1].data[0].x) == list(sides[1].frame.coords[[i for i, o in enumerate(occ) if o.label == maps[1].data[0].name], 0])
     rows = compare.score_rows(sides)
     assert [r["layer"] for r in rows][-1].startswith("ELMo mix") and len(rows) == 4
     assert rows[0]["one: 1-NN"] == round(sides[0].frame.separation[0].knn_accuracy, 3)

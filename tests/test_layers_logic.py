@@ -113,3 +113,17 @@ def test_baseline_labels_of_close_values_are_moved_apart_in_order():
     lg._right_labels(fig, [(99.0, "a"), (99.5, "b")], (0.0, 100.0), 250.0)
     tops = sorted(a.y / 100 * 250 + a.yshift for a in fig.layout.annotations)
     assert tops[1] == pytest.approx(250.0) and tops[1] - tops[0] == pytest.approx(lg.LABEL_GAP_PX)
+
+
+def test_a_long_baseline_label_takes_two_lines_and_its_neighbour_keeps_clear():
+    """"bag of context 62.9" is wider than the chart's right margin (it ended in "62.!" at 1,024 px): the
+    value goes under the name, and a line's label close to it stays a line and a half away."""
+    import plotly.graph_objects as go
+    assert lg.baseline_label("chance", 42.8) == "chance 42.8"
+    assert lg.baseline_label("bag of context", 62.9) == "bag of context<br>62.9"
+    assert lg.baseline_label("<b>x</b> long name here", 1.0) == "&lt;b&gt;x&lt;/b&gt; long name here<br>1.0"
+    fig = go.Figure()
+    lg._right_labels(fig, [(50.0, "chance 50.0"), (51.0, lg.baseline_label("bag of context", 51.0))],
+                     (0.0, 100.0), 250.0)
+    low, high = (a.y / 100 * 250 + a.yshift for a in fig.layout.annotations)
+    assert high - low == pytest.approx(1.5 * lg.LABEL_GAP_PX)

@@ -43,6 +43,13 @@ def test_page_shows_precomputed_results(fixture_report, monkeypatch):
     assert [t["y"] for t in specs[3]["data"]] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
     assert at.button(key="layers_use_wsd") and at.button(key="layers_use_pos")
     assert not any(b.key == "layers_use_loo_sense" for b in at.button)  # the leave-one-out probe learns no s
+    # the summary as a static table (its cells wrap at 1,024 px): a row per quantity, a column per task
+    # (its cells are markdown: escaped, so the "-" of no value shows as "-", not as a list bullet)
+    (table,) = at.table
+    assert [shown_text(i) for i in table.value.index[:4]] == ["layer 0", "layer 1", "layer 2", "learned mix"]
+    assert [shown_text(c) for c in table.value.columns] == [r.title for r in report.tasks.values()]
+    loo = table.value.iloc[:, 2]
+    assert [shown_text(v) for v in loo[:4]] == ["50.0", "70.0", "60.0", lg.NONE] and loo.iloc[3] == "\\-"
     at.button(key="layers_use_pos").click().run()
     no_errors(at)
     w = lg.weights_for_explorer([0.1, 0.6, 0.3])

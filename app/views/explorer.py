@@ -8,6 +8,7 @@ what survives a page switch are ``app/state.py``'s: every key starts with "explo
 """
 from __future__ import annotations
 
+import html
 import json
 import time
 import urllib.parse
@@ -101,6 +102,11 @@ def reset_controls(num_layers: int) -> None:
 # ---- sections -------------------------------------------------------------------------------------------
 def presenting() -> bool:
     return bool(ss.get(state.PRESENT))
+
+
+def chart(fig):
+    """``fig`` as the page draws it: larger type in presentation mode (``figures.for_projector``)."""
+    return figures.for_projector(fig) if presenting() and fig is not None else fig
 
 
 def input_section() -> ex.ParsedInput:
@@ -334,7 +340,7 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     settings = exports.Settings.of_frame(frame, model_name)
     fig = figures.frame_map(frame, occurrences, table, color_by, title=exports.map_title(settings, method))
     ss[state.private("map_figure")] = fig
-    st.plotly_chart(fig, key=state.MAP_CHART, on_select="rerun", selection_mode="points", width="stretch",
+    st.plotly_chart(chart(fig), key=state.MAP_CHART, on_select="rerun", selection_mode="points", width="stretch",
                     config=exports.png_config(exports.file_stem(frame.word, model_name, "map")))
     st.caption(map_caption(frame))
     if ss.get(state.MAP_VIEW) == state.MAP_VIEWS["layers"]:
@@ -351,7 +357,7 @@ def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, setting
     clusters = frame.cluster_labels
     fig = figures.small_multiples(maps, occurrences, table.lines, color_by, clusters,
                                   title=exports.map_title(settings, method) + " · layers side by side")
-    st.plotly_chart(fig, key=state.key("layer_maps_chart"), width="stretch",
+    st.plotly_chart(chart(fig), key=state.key("layer_maps_chart"), width="stretch",
                     config=exports.png_config(exports.file_stem(frame.word, settings.model, "layers")))
     st.caption(f"Each panel is a {method} of one layer's vectors of the {len(occurrences)} occurrences, rotated, "
                "reflected and scaled onto the mix's map (Procrustes), so the same place means the same in every "
@@ -398,14 +404,14 @@ def similarity_tab(frame: Frame, occurrences) -> None:
     for note in frame.notes:
         st.caption(note)
     st.markdown("**Cosine similarity between the occurrences** (sorted by label; one colour scale for all panels)")
-    st.plotly_chart(figures.frame_heatmaps(frame, occurrences), key=state.key("heatmaps"), width="stretch")
+    st.plotly_chart(chart(figures.frame_heatmaps(frame, occurrences)), key=state.key("heatmaps"), width="stretch")
     scores = frame.separation
     st.markdown("**Sense separation per layer**")
-    chart = figures.frame_separation(frame)
-    if chart is None:
+    bars = figures.frame_separation(frame)
+    if bars is None:
         st.info(scores[0].note or "No score for this input.")
         return
-    st.plotly_chart(chart, key=state.key("separation"), width="stretch")
+    st.plotly_chart(chart(bars), key=state.key("separation"), width="stretch")
     st.caption(separation_caption(frame, occurrences))
 
 
@@ -441,12 +447,12 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
     elif any(labels):
         st.caption("Fewer than two labelled senses: no agreement score.")
     lines = table.lines
-    for group in cluster_groups(found):
-        members = group.members
-        st.html(f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
-                f"border-radius:6px;background:{figures.cluster_colour(group.cluster)};margin-right:6px'></span>"
-                f"<b>{group.name}</b> · {plural(len(members), 'occurrence')}</div>")
-        st.html(kwic_table(*occurrence_lines(occurrences, lines, members)))
+    # every cluster's heading and sentences in one element: one message to the browser, not two per cluster
+    st.html("".join(
+        f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
+        f"border-radius:6px;background:{figures.cluster_colour(group.cluster)};margin-right:6px'></span>"
+        f"<b>{html.escape(group.name)}</b> · {plural(len(group.members), 'occurrence')}</div>"
+        + kwic_table(*occurrence_lines(occurrences, lines, group.members)) for group in cluster_groups(found)))
     st.caption("Average-linkage clustering of the occurrences' vectors in the current mix, by cosine distance "
                "(scikit-learn); move the sliders and the clusters follow the mix.")
 
@@ -499,10 +505,10 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
                 st.info("No map: fewer than 3 occurrences.")
             else:
                 stem = exports.file_stem(frame.word, side.name, "map")
-                st.plotly_chart(fig, key=state.key(f"compare_map_{j}"), width="stretch", config=exports.png_config(stem))
-            chart = figures.side_separation(side.frame)
-            if chart is not None:
-                st.plotly_chart(chart, key=state.key(f"compare_sep_{j}"), width="stretch")
+                st.plotly_chart(chart(fig), key=state.key(f"compare_map_{j}"), width="stretch", config=exports.png_config(stem))
+            bars = figures.side_separation(side.frame)
+            if bars is not None:
+                st.plotly_chart(chart(bars), key=state.key(f"compare_sep_{j}"), width="stretch")
     st.markdown("**Separation scores per layer**")
     st.dataframe(compare.score_rows(sides), hide_index=True, width="stretch")
     st.caption("1-NN: leave-one-out nearest-neighbour accuracy with your labels; silhouette: cosine, −1…1. "

@@ -7,6 +7,7 @@ of this page start with "layers_"; "use these weights" writes the explorer's wei
 """
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from app import layers_logic as lg
@@ -93,8 +94,10 @@ def results_section(report: ProbeReport, num_layers: int) -> None:
     message = ss.pop("layers_message", None)
     if message:
         getattr(st, message[0])(message[1])
-    st.dataframe(lg.summary_table(report), hide_index=True, width="stretch",
-                 column_config={"": st.column_config.TextColumn(width="small")})
+    # a static table wraps its cells (at 1,024 px a data grid cut the third task's column and "learned mix");
+    # it renders them as markdown, so each is escaped ("-", no value, would be a list bullet)
+    table = {md(head): [md(cell) for cell in cells] for head, cells in lg.summary_table(report).items()}
+    st.table(pd.DataFrame(table).set_index(""))
     with st.expander("Data, method and how to read the numbers"):
         st.markdown(md(report.note))
         for title, note in lg.data_notes(report):
