@@ -85,6 +85,12 @@ def _check_paths(src: Path, out: Path) -> None:
         raise SystemExit(f"error: the output {out} is a directory; give a file name such as {out / 'vectors.hdf5'}")
     if not out.parent.is_dir():
         raise SystemExit(f"error: the output's folder {out.parent} does not exist")
+    # The finished file is renamed over the output, which would replace a device, a pipe or a link itself.
+    if out.is_symlink():
+        raise SystemExit(f"error: the output {out} is a symbolic link; give the path of a regular file")
+    if out.exists() and not out.is_file():
+        raise SystemExit(f"error: the output {out} is not a regular file (a device, pipe or socket); "
+                         "give a file name")
     if out.exists() and os.path.samefile(src, out) or out.resolve() == src.resolve():
         raise SystemExit(f"error: the output {out} is the input file; choose another output name")
 
@@ -104,29 +110,36 @@ def read_sentences(src: Path) -> list[list[str]]:
     return [line_tokens(line) for line in split_lines(text)]
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a job scheduler) taken like Ctrl-C; ``main`` exits 143 for it."""
+
+
 @contextlib.contextmanager
 def _ctrl_c_between_batches():
-    """Defer Ctrl-C to the next batch boundary; yields a function that says whether one came.
+    """Defer Ctrl-C and SIGTERM to the next batch boundary; yields a function that says whether one came.
 
     Python raises KeyboardInterrupt wherever the main thread happens to be, and when that is a finalizer (a
     weakref callback inside torch or h5py) it prints "Exception ignored" and goes on, so the first Ctrl-C was
-    sometimes lost. A second Ctrl-C while one is pending stops at once, as Python's default would.
+    sometimes lost. SIGTERM would end the process without cleaning up at all. A second signal while one is
+    pending stops at once, as Python's default for Ctrl-C would.
     """
     if threading.current_thread() is not threading.main_thread():
-        yield lambda: False
+        yield lambda: None
         return
-    pending = {"now": False}
+    pending: dict[str, type[KeyboardInterrupt] | None] = {"now": None}
 
     def handler(signum, frame):
-        if pending["now"]:
-            raise KeyboardInterrupt
-        pending["now"] = True
+        kind = Stopped if signum == signal.SIGTERM else KeyboardInterrupt
+        if pending["now"] is not None:
+            raise kind
+        pending["now"] = kind
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield lambda: pending["now"]
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def cmd_embed(args) -> int:
@@ -157,8 +170,8 @@ def cmd_embed(args) -> int:
               h5py.File(tmp, "w") as f, tqdm(total=len(sentences), unit="sent", disable=args.quiet) as bar):
             parts: dict[int, list[np.ndarray]] = {}
             for call in calls:
-                if interrupted():
-                    raise KeyboardInterrupt
+                if interrupted() is not None:
+                    raise interrupted()
                 arrays = embedder.embed_batch([sentences[i][a:b] for i, a, b in call], len(call))
                 for (i, a, b), layers in zip(call, arrays):
                     parts.setdefault(i, []).append(layers)
@@ -189,7 +202,11 @@ def cmd_train(args) -> int:
         key, _, value = item.partition("=")
         if key not in TrainConfig.__dataclass_fields__:
             raise SystemExit(f"error: unknown config key {key!r}")
-        setattr(cfg, key, type(getattr(cfg, key))(json.loads(value)) if not isinstance(getattr(cfg, key), str) else value)
+        try:
+            setattr(cfg, key, type(getattr(cfg, key))(json.loads(value)) if not isinstance(getattr(cfg, key), str) else value)
+        except (ValueError, TypeError):
+            raise SystemExit(f"error: --set {key}={value}: not a valid {type(getattr(cfg, key)).__name__}") from None
+    cfg.validate()
     result = train(cfg, resume=args.resume, progress=not args.quiet)
     print(json.dumps({k: v for k, v in result.items() if k != "param_groups"}, indent=1))
     return 0
@@ -442,13 +459,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run a subcommand. Errors end with a one-line message and exit status 2 (1 for an unexpected
-    OSError, 130 for Ctrl-C), never a traceback for bad input."""
+    OSError, 130 for Ctrl-C, 143 for SIGTERM during ``embed``), never a traceback for bad input."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("interrupted: nothing was written (an existing output file is unchanged)", file=sys.stderr)
-        return 130
+        return 143 if isinstance(exc, Stopped) else 130
     except (FileNotFoundError, ValueError, FileExistsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

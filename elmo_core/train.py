@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +76,58 @@ class TrainConfig:
     occurrence_forms: bool = False  # the occurrence term and anchors group a word's forms (case, -s): wordforms.form_groups
     anchor_group: int = 0  # > 0: each batch is batch_size / anchor_group words x anchor_group sentences holding each
 
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every value's type and range, so a bad config fails in one line before a run folder is made.
+
+        Raises: ValueError naming the key, the value and what it must be.
+        """
+        for name, spec in self.__dataclass_fields__.items():
+            value = getattr(self, name)
+            kind = (type(spec.default) if spec.default is not MISSING else
+                    dict if spec.default_factory is not MISSING else str)  # corpus_dir and out_dir have no default
+            ok = (isinstance(value, bool) if kind is bool else
+                  isinstance(value, int) and not isinstance(value, bool) if kind is int else
+                  isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) if kind is float
+                  else isinstance(value, kind))
+            if not ok:
+                what = {bool: "true or false", int: "a whole number", float: "a finite number", str: "a string",
+                        dict: "an object"}.get(kind, kind.__name__)
+                raise ValueError(f"config key {name!r} must be {what}, got {value!r}")
+        for name, low, strict in _CONFIG_BOUNDS:
+            value = getattr(self, name)
+            if value < low or (strict and value == low):
+                raise ValueError(f"config key {name!r} must be {'>' if strict else '>='} {low}, got {value!r}")
+        if not 0 <= self.dropout < 1 or not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError("config keys 'dropout' and 'min_lr_ratio' must lie in [0, 1)")
+
     @classmethod
     def load(cls, path: str | Path) -> "TrainConfig":
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"training config not found: {path}")
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a training config is a JSON object of keys and values")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"{path}: unknown config keys {sorted(unknown)}")
+        missing = {"corpus_dir", "out_dir"} - set(data)
+        if missing:
+            raise ValueError(f"{path}: missing config keys {sorted(missing)}")
         return cls(**data)
+
+
+# (key, bound, strict): the value must be > bound (strict) or >= bound.
+_CONFIG_BOUNDS = [
+    *((k, 1, False) for k in ("vocab_size", "min_count", "batch_size", "max_sentence_tokens", "warmup_steps",
+                              "eval_every")),
+    *((k, 0, False) for k in ("lr", "max_steps", "decay_start", "decay_end", "weight_decay", "dev_sentences", "seed",
+                              "threads", "max_train_sentences", "lexical_weight", "contextual_weight",
+                              "similarity_weight", "occurrence_weight", "occurrence_min_id", "anchor_group")),
+    *((k, 0, True) for k in ("clip_norm", "max_hours", "checkpoint_minutes", "occurrence_temperature")),
+]
 
 
 def learning_rate(cfg: TrainConfig, step: int) -> float:
@@ -297,6 +342,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         FileNotFoundError: corpus files missing. FileExistsError: the run folder has a checkpoint and
         ``resume`` is False (so nothing is overwritten by accident).
     """
+    cfg.validate()  # before anything is written: a bad value must not leave a half-made run folder
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() else torch.device("cpu")
     if distributed:

@@ -151,6 +151,38 @@ def test_ctrl_c_leaves_the_previous_output_and_no_partial_file(tmp_path, model_a
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.hdf5"]
 
 
+def test_sigterm_leaves_the_previous_output_and_no_partial_file(tmp_path, model_args):
+    src = tmp_path / "in.txt"
+    src.write_text("the bank of the river .\n" * 200_000)
+    out = tmp_path / "out.hdf5"
+    out.write_bytes(b"previous output")
+    proc = subprocess.Popen([sys.executable, "-m", "elmo_core", "embed", str(src), str(out), *model_args,
+                             "--batch-size", "8"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.name.endswith(".partial") for p in tmp_path.iterdir()):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert out.read_bytes() == b"previous output"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.hdf5"]
+
+
+def test_output_that_is_a_link_or_a_device_is_refused(tmp_path, model_args):
+    src = tmp_path / "in.txt"
+    src.write_text("the bank .\n")
+    target = tmp_path / "target.hdf5"
+    target.write_bytes(b"kept")
+    link = tmp_path / "link.hdf5"
+    link.symlink_to(target)
+    assert "symbolic link" in _refused([str(src), str(link), *model_args])
+    assert "not a regular file" in _refused([str(src), "/dev/null", *model_args])
+    assert link.is_symlink() and target.read_bytes() == b"kept"
+    assert Path("/dev/null").is_char_device()
+
+
 def test_long_sentences_are_embedded_within_the_token_budget(tmp_path, model_args, allennlp_files, monkeypatch):
     calls = []
     real = Embedder.embed_batch

@@ -113,3 +113,16 @@ def test_learning_rate_schedule(corpus, tmp_path):
     assert learning_rate(held, 150) == pytest.approx(0.55)
     assert learning_rate(held, 200) == pytest.approx(0.1)
     assert learning_rate(held, 350) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("key, value, says", [("batch_size", "big", "a whole number"), ("lr", "fast", "a finite number"),
+                                              ("batch_size", -4, ">= 1"), ("lr", -1e-3, ">= 0"),
+                                              ("bf16", 1, "true or false"), ("contextual_targets", None, "a string")])
+def test_bad_config_values_fail_before_a_run_folder_exists(corpus, tmp_path, key, value, says):
+    with pytest.raises(ValueError, match=f"{key}.*{says}"):
+        make_cfg(corpus, tmp_path / "run", **{key: value})
+    cfg = make_cfg(corpus, tmp_path / "run")
+    setattr(cfg, key, value)  # as `--set` does: train() checks again before it writes anything
+    with pytest.raises(ValueError, match=key):
+        train(cfg, progress=False)
+    assert not (tmp_path / "run").exists()
