@@ -166,22 +166,35 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     notes: list[str] = []
     get = {str(k): str(v) for k, v in params.items()}
 
-    def number(name: str, default: float, lo: float, hi: float, what: str, integer: bool = False) -> float:
+    def number(name: str, default: float, lo: float, hi: float, what: str, integer: bool = False,
+               reset: bool = False) -> float:
+        """The link's value of ``name`` within [lo, hi]: clamped into it, or with ``reset`` the default (for an
+        index, where the nearest end of the range is no better a guess than the first)."""
         raw = get.get(name)
         if raw is None:
             return default
+
+        def shown(v: float) -> str:
+            return f"{int(v):,}" if integer else f"{v:g}"
+
+        label = what if what.endswith("#") else what + " "
         try:
             value = int(raw) if integer else float(raw)
         except ValueError:
-            notes.append(f"The link's {what} {_quote(raw)} is not a number; using {default:g}.")
+            digits = raw.strip().lstrip("+-")
+            too_long = digits.isdigit() and len(digits) > 15  # Python refuses int() of over 4,300 digits
+            notes.append(f"The link's {label}{_quote(raw[:40] + ('...' if len(raw) > 40 else ''))} is "
+                         f"{'too large' if too_long else 'not a number'}; using {shown(default)}.")
             return default
         if not math.isfinite(value):
-            notes.append(f"The link's {what} {_quote(raw)} is not a finite number; using {default:g}.")
+            spelled = raw.strip().lstrip("+-").lower() in ("inf", "infinity", "nan")
+            notes.append(f"The link's {label}{_quote(raw[:40])} is "
+                         f"{'not a finite number' if spelled else 'too large'}; using {shown(default)}.")
             return default
         if not lo <= value <= hi:
-            clamped = min(max(value, lo), hi)
-            notes.append(f"The link's {what} {value:g} is outside {lo:g} to {hi:g}; using {clamped:g}.")
-            return clamped
+            kept = default if reset else min(max(value, lo), hi)
+            notes.append(f"The link's {label}{shown(value)} is outside {shown(lo)} to {shown(hi)}; using {shown(kept)}.")
+            return kept
         return value
 
     def choice(name: str, default: str, allowed: Sequence[str], what: str) -> str:
@@ -253,7 +266,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
         layer_norm=flag("ln", False), projection=choice("proj", "auto", ex.PROJECTIONS, "projection"),
         inflections=flag("infl", False), context=flag("ctx", False),
         fold_case=not flag("case", False, on="exact", off="fold"),
-        query=int(number("q", 1, 1, 10**6, "query occurrence #", integer=True)) - 1,
+        query=int(number("q", 1, 1, 10**6, "query occurrence #", integer=True, reset=True)) - 1,
         k=int(number("k", DEFAULT.k, *K_RANGE, "k (neighbours)", integer=True)),
         same_word=flag("same", False), color_by=choice("color", "label", COLOR_BY_CHOICES, "colour-by"),
         tab=choice("tab", "map", list(TABS), "tab"),
