@@ -206,7 +206,6 @@ def cmd_train(args) -> int:
             setattr(cfg, key, type(getattr(cfg, key))(json.loads(value)) if not isinstance(getattr(cfg, key), str) else value)
         except (ValueError, TypeError):
             raise SystemExit(f"error: --set {key}={value}: not a valid {type(getattr(cfg, key)).__name__}") from None
-    cfg.validate()
     result = train(cfg, resume=args.resume, progress=not args.quiet)
     print(json.dumps({k: v for k, v in result.items() if k != "param_groups"}, indent=1))
     return 0

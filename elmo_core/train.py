@@ -100,8 +100,10 @@ class TrainConfig:
             value = getattr(self, name)
             if value < low or (strict and value == low):
                 raise ValueError(f"config key {name!r} must be {'>' if strict else '>='} {low}, got {value!r}")
-        if not 0 <= self.dropout < 1 or not 0 <= self.min_lr_ratio <= 1:
-            raise ValueError("config keys 'dropout' and 'min_lr_ratio' must lie in [0, 1)")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"config key 'dropout' must lie in [0, 1), got {self.dropout!r}")
+        if not 0 <= self.min_lr_ratio <= 1:
+            raise ValueError(f"config key 'min_lr_ratio' must lie in [0, 1], got {self.min_lr_ratio!r}")
 
     @classmethod
     def load(cls, path: str | Path) -> "TrainConfig":
@@ -410,16 +412,16 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         bag_of = directional_bags if cfg.bag_directional else context_bags
         glove = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
     lexical = glove if cfg.lexical_weight else None
-    same_word = vocab.encode  # which tokens the occurrence term and the anchors count as one word
+    # Per training sentence, which tokens the occurrence term and the anchors count as one word (<S> ... </S>):
+    # vocabulary ids, or with occurrence_forms the word's group; computed once, read by anchors and batches.
+    same_word = None
     if cfg.occurrence_forms:
         group_of = form_grouper(vocab.tokens, vocab.unk)
-
-        def same_word(sentence: list[str]) -> list[int]:
-            return [vocab.bos, *map(group_of, sentence), vocab.eos]
+        same_word = [np.array([vocab.bos, *map(group_of, s), vocab.eos]) for s in train_sents]
     anchors = None
     if cfg.anchor_group:
-        anchors = anchor_index([np.array(same_word(s)[1:-1]) for s in train_sents], vocab.tokens,
-                               cfg.anchor_group, cfg.occurrence_min_id)
+        rows = same_word if same_word is not None else [np.array(vocab.encode(s)) for s in train_sents]
+        anchors = anchor_index([r[1:-1] for r in rows], vocab.tokens, cfg.anchor_group, cfg.occurrence_min_id)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "tokens_seen": 0, "train_seconds": 0.0, "cpu_seconds": 0.0,
             "best_dev": None}
@@ -485,10 +487,10 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 if cfg.bag_teacher:
                     bag = bag_of(words, torch.as_tensor(lengths[idx], device=device), *glove)
                 occurrence_ids = None
-                if cfg.occurrence_forms:
+                if same_word is not None:
                     occurrence_ids = torch.full_like(words, vocab.eos)
                     for row, i in enumerate(idx):
-                        occurrence_ids[row, : lengths[i] + 2] = torch.tensor(same_word(train_sents[i]))
+                        occurrence_ids[row, : lengths[i] + 2] = torch.from_numpy(same_word[i])
                 with autocast:
                     loss: LMLoss = wrapped(char_ids.to(device), words, lexical, ctx, bag, occurrence_ids)
                 optimizer.zero_grad(set_to_none=True)

@@ -102,7 +102,21 @@ def form_groups(tokens: Sequence[str]) -> list[int]:
 
     Returns: a list of ints, one per token, each <= its own index.
     """
-    root = list(range(len(tokens)))
+    return _joined(*_first_of_forms(tokens))
+
+
+def _first_of_forms(tokens: Sequence[str]) -> tuple[list[str], dict[str, int]]:
+    """Each token's ``normalise`` form, and the index of the first token with each form."""
+    forms = [normalise(token) for token in tokens]
+    first: dict[str, int] = {}
+    for i, form in enumerate(forms):
+        first.setdefault(form, i)
+    return forms, first
+
+
+def _joined(forms: list[str], first: dict[str, int]) -> list[int]:
+    """Union-find over the tokens: the same form, or an -s form and its base; each group keeps its first index."""
+    root = list(range(len(forms)))
 
     def find(i: int) -> int:
         while root[i] != i:
@@ -110,29 +124,24 @@ def form_groups(tokens: Sequence[str]) -> list[int]:
             i = root[i]
         return i
 
-    def join(a: int, b: int) -> None:  # the group keeps its first token
+    def join(a: int, b: int) -> None:
         a, b = find(a), find(b)
         root[max(a, b)] = min(a, b)
 
-    first: dict[str, int] = {}
-    forms = [normalise(token) for token in tokens]
     for i, form in enumerate(forms):
-        join(i, first.setdefault(form, i))
-    for i, form in enumerate(forms):
+        join(i, first[form])
         for base in _s_bases(form):
             if base in first:
                 join(i, first[base])
-    return [find(i) for i in range(len(tokens))]
+    return [find(i) for i in range(len(forms))]
 
 
 def form_grouper(tokens: Sequence[str], unknown: int) -> Callable[[str], int]:
     """A function from any token to the ``form_groups`` group of ``tokens`` it belongs to: by its ``normalise``
     form, else by the base of its -s form; ``unknown`` when neither is in ``tokens``. So a token outside the
     list ("Trunks" where only "trunks" and "trunk" are in a vocabulary) still finds its word."""
-    groups = form_groups(tokens)
-    first: dict[str, int] = {}
-    for i, token in enumerate(tokens):
-        first.setdefault(normalise(token), i)
+    forms, first = _first_of_forms(tokens)
+    groups = _joined(forms, first)
     cache: dict[str, int] = {}
 
     def group_of(token: str) -> int:
