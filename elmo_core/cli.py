@@ -202,10 +202,14 @@ def cmd_train(args) -> int:
         key, _, value = item.partition("=")
         if key not in TrainConfig.__dataclass_fields__:
             raise SystemExit(f"error: unknown config key {key!r}")
+        old = getattr(cfg, key)
         try:
-            setattr(cfg, key, type(getattr(cfg, key))(json.loads(value)) if not isinstance(getattr(cfg, key), str) else value)
-        except (ValueError, TypeError):
-            raise SystemExit(f"error: --set {key}={value}: not a valid {type(getattr(cfg, key)).__name__}") from None
+            # JSON as written: TrainConfig.validate judges the type, so "false" (a string) or 2.7 for a whole
+            # number is an error rather than quietly True or 2.
+            new = value if isinstance(old, str) else json.loads(value)
+        except ValueError:
+            raise ValueError(f"--set {key}={value}: not a JSON value (a number, true, false or a quoted string)") from None
+        setattr(cfg, key, new)  # train() validates the whole config before it writes anything
     result = train(cfg, resume=args.resume, progress=not args.quiet)
     print(json.dumps({k: v for k, v in result.items() if k != "param_groups"}, indent=1))
     return 0
@@ -465,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print("interrupted: nothing was written (an existing output file is unchanged)", file=sys.stderr)
         return 143 if isinstance(exc, Stopped) else 130
-    except (FileNotFoundError, ValueError, FileExistsError) as exc:
+    except (FileNotFoundError, ValueError, FileExistsError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # disk full, permissions, ...

@@ -30,6 +30,7 @@ class LMLoss:
     contextual: torch.Tensor | None = None
     similarity: torch.Tensor | None = None
     occurrence: torch.Tensor | None = None
+    side_bag: torch.Tensor | None = None
 
     @property
     def mean(self) -> torch.Tensor:
@@ -37,9 +38,12 @@ class LMLoss:
         return (self.forward_nll + self.backward_nll) / (2 * self.tokens)
 
     def total(self, lexical_weight: float = 0.0, contextual_weight: float = 0.0,
-              similarity_weight: float = 0.0, occurrence_weight: float = 0.0) -> torch.Tensor:
+              similarity_weight: float = 0.0, occurrence_weight: float = 0.0,
+              side_bag_weight: float = 0.0) -> torch.Tensor:
         """The training objective: the paper's LM loss, always, plus the weighted teacher losses."""
         loss = self.mean
+        if side_bag_weight and self.side_bag is not None:
+            loss = loss + side_bag_weight * self.side_bag
         if occurrence_weight and self.occurrence is not None:
             loss = loss + occurrence_weight * self.occurrence
         if similarity_weight and self.similarity is not None:
@@ -114,6 +118,35 @@ def occurrence_distance(student: torch.Tensor, teacher: torch.Tensor, word_ids: 
     return (log_pt.exp() * (log_pt - log_ps)).masked_fill(~same, 0.0).sum(dim=-1).mean()
 
 
+def side_bag_distance(top: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, scale: float) -> torch.Tensor | None:
+    """Relative squared error of the top layer's first K dimensions of each direction against ``scale`` times
+    the side bags: sum ||h_sub - scale * target||^2 / sum ||scale * target||^2 over the masked tokens.
+
+    No head: the bags are written into the exported vectors, in the first K of the P dimensions of the forward half
+    (the bag before the token) and of the backward half (the bag after it), so they shape the cosines directly. With
+    ``scale`` large against the rest of the layer they dominate those cosines; the softmax, which reads the same
+    layer, is free to weigh them as it likes.
+
+    Args: top (B, T + 2, 2P) the top layer (boundaries included); target float32 (B, T, 2K) from
+    ``teacher.side_bags``; mask bool (B, T), the real tokens. Returns: a float32 scalar, or None when no token
+    or no bag holds anything (a batch without a kept word).
+    Raises: ValueError when K > P.
+    """
+    p = top.shape[-1] // 2
+    k = target.shape[-1] // 2
+    if k > p:
+        raise ValueError(f"side bags of {k} dimensions do not fit a projection of {p}: the bags need P >= K")
+    if not bool(mask.any()):
+        return None
+    inner = top[:, 1 : target.shape[1] + 1].float()
+    student = torch.cat([inner[..., :k], inner[..., p : p + k]], dim=-1)[mask]
+    goal = scale * target[mask].float()
+    energy = (goal ** 2).sum()
+    if float(energy) == 0.0:  # no kept word in the batch: nothing to be relative to
+        return None
+    return ((student - goal) ** 2).sum() / energy
+
+
 def first_occurrences(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Distinct values of a 1-D LongTensor and the index of each one's first occurrence (both (U,))."""
     uniq, inverse = torch.unique(ids, return_inverse=True)
@@ -142,7 +175,7 @@ class BiLanguageModel(nn.Module):
 
     def __init__(self, bilm: BiLM, vocab_size: int, dropout: float = 0.1, cutoffs: list[int] | None = None,
                  lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int | None = None,
-                 occurrence_temperature: float = 0.1, bag_parts: int = 1):
+                 occurrence_temperature: float = 0.1, bag_parts: int = 1, side_bag_scale: float = 8.0):
         super().__init__()
         self.bilm = bilm
         p = bilm.config.lstm.projection_dim
@@ -154,11 +187,13 @@ class BiLanguageModel(nn.Module):
         self.occurrence_min_id = occurrence_min_id
         self.occurrence_temperature = occurrence_temperature
         self.bag_parts = bag_parts
+        self.side_bag_scale = side_bag_scale
 
     def forward(self, char_ids: torch.Tensor, word_ids: torch.Tensor,
                 lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
                 contextual: tuple[torch.Tensor, torch.Tensor] | None = None,
-                context_bag: torch.Tensor | None = None, occurrence_ids: torch.Tensor | None = None) -> LMLoss:
+                context_bag: torch.Tensor | None = None, occurrence_ids: torch.Tensor | None = None,
+                side_bag: tuple[torch.Tensor, torch.Tensor] | None = None) -> LMLoss:
         """Loss for a batch.
 
         Args:
@@ -174,6 +209,8 @@ class BiLanguageModel(nn.Module):
                 weighted equally.
             occurrence_ids: optional (B, T + 2) LongTensor laid out like ``word_ids``: which tokens the occurrence
                 term counts as the same word (``wordforms.form_grouper``); by default their vocabulary ids.
+            side_bag: optional (targets float32 (B, T, 2K) from ``teacher.side_bags``, mask bool (B, T) of real
+                tokens): the top layer's first K dimensions per direction are fitted to them (``side_bag_distance``).
 
         Returns:
             LMLoss with summed NLLs (float32 scalars) over the B * (n_i + 1) predictions per direction, and
@@ -210,6 +247,9 @@ class BiLanguageModel(nn.Module):
                     token_ids = same_word[:, 1 : targets.shape[1] + 1][tmask]
                     occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id,
                                                          self.occurrence_temperature)
+        side_bag_loss = None
+        if side_bag is not None:
+            side_bag_loss = side_bag_distance(out.activations[-1], side_bag[0], side_bag[1], self.side_bag_scale)
         top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)
         p = top.shape[-1] // 2
         mask = out.mask
@@ -225,4 +265,5 @@ class BiLanguageModel(nn.Module):
         # low precision hurts.
         with torch.autocast(fwd_in.device.type, enabled=False):
             logp = self.softmax(torch.cat([fwd_in, bwd_in]).float(), torch.cat([fwd_target, bwd_target])).output
-        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss, similarity_loss, occurrence_loss)
+        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss, similarity_loss, occurrence_loss,
+                      side_bag_loss)

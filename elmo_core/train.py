@@ -74,6 +74,11 @@ class TrainConfig:
     bag_teacher: bool = False  # the similarity terms match [MiniLM ; GloVe bag of context] (teacher.context_bags)
     bag_directional: bool = False  # the bag teacher split by side: before the token, after it (teacher.directional_bags)
     occurrence_forms: bool = False  # the occurrence term and anchors group a word's forms (case, -s): wordforms.form_groups
+    side_bag_weight: float = 0.0  # the top layer's first K dims per direction carry saturated bags of the context (lm.side_bag_distance)
+    side_bag_min_id: int = 300  # vocabulary ids below this (the most frequent words) are left out of the side bags
+    side_bag_saturation: float = 0.2  # s in tanh(s * sum of the side's GloVe vectors)
+    side_bag_scale: float = 8.0  # the bags' norm scale in the top layer, against the LM's share of it
+    side_bag_inclusive: bool = False  # each side's bag includes the token itself (easier for an LSTM to learn)
     anchor_group: int = 0  # > 0: each batch is batch_size / anchor_group words x anchor_group sentences holding each
 
     def __post_init__(self) -> None:
@@ -104,6 +109,15 @@ class TrainConfig:
             raise ValueError(f"config key 'dropout' must lie in [0, 1), got {self.dropout!r}")
         if not 0 <= self.min_lr_ratio <= 1:
             raise ValueError(f"config key 'min_lr_ratio' must lie in [0, 1], got {self.min_lr_ratio!r}")
+        if self.side_bag_weight:
+            from .teacher import GLOVE_DIM  # read at call time: the tests stand in smaller lexical vectors
+            projection = (self.options.get("lstm") or {}).get("projection_dim")
+            if isinstance(projection, int) and projection < GLOVE_DIM:
+                raise ValueError(f"side bags need {GLOVE_DIM} of each direction's dimensions, but options.lstm."
+                                 f"projection_dim is {projection}; set side_bag_weight to 0 or widen the projection")
+            if self.side_bag_min_id >= self.vocab_size:
+                raise ValueError(f"config key 'side_bag_min_id' ({self.side_bag_min_id}) leaves no word of the "
+                                 f"vocabulary ({self.vocab_size}) in the side bags")
 
     @classmethod
     def load(cls, path: str | Path) -> "TrainConfig":
@@ -127,8 +141,10 @@ _CONFIG_BOUNDS = [
                               "eval_every")),
     *((k, 0, False) for k in ("lr", "max_steps", "decay_start", "decay_end", "weight_decay", "dev_sentences", "seed",
                               "threads", "max_train_sentences", "lexical_weight", "contextual_weight",
-                              "similarity_weight", "occurrence_weight", "occurrence_min_id", "anchor_group")),
-    *((k, 0, True) for k in ("clip_norm", "max_hours", "checkpoint_minutes", "occurrence_temperature")),
+                              "similarity_weight", "occurrence_weight", "occurrence_min_id", "anchor_group",
+                              "side_bag_weight", "side_bag_min_id")),
+    *((k, 0, True) for k in ("clip_norm", "max_hours", "checkpoint_minutes", "occurrence_temperature",
+                             "side_bag_saturation", "side_bag_scale")),
 ]
 
 
@@ -224,7 +240,9 @@ def anchor_epoch_batches(index: list[tuple[np.ndarray, list[np.ndarray]]], num_b
 
 def teacher_dims(cfg: TrainConfig) -> tuple[int, int]:
     """Sizes of the lexical and contextual heads that ``cfg`` asks for (0 = none)."""
-    lexical = 50 if cfg.lexical_weight else 0
+    from .teacher import GLOVE_DIM
+
+    lexical = GLOVE_DIM if cfg.lexical_weight else 0
     contextual = 0
     if cfg.contextual_weight or cfg.similarity_weight or cfg.occurrence_weight:
         from safetensors import safe_open
@@ -345,6 +363,9 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         ``resume`` is False (so nothing is overwritten by accident).
     """
     cfg.validate()  # before anything is written: a bad value must not leave a half-made run folder
+    if cfg.lexical_weight or cfg.bag_teacher or cfg.side_bag_weight:
+        from .teacher import check_glove
+        check_glove()  # likewise a missing extra
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() else torch.device("cpu")
     if distributed:
@@ -396,7 +417,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                             lexical_dim=lexical_dim, contextual_dim=contextual_dim,
                             occurrence_min_id=cfg.occurrence_min_id if cfg.occurrence_weight else None,
                             occurrence_temperature=cfg.occurrence_temperature,
-                            bag_parts=2 if cfg.bag_directional else 1).to(device)
+                            bag_parts=2 if cfg.bag_directional else 1, side_bag_scale=cfg.side_bag_scale).to(device)
     if init is not None and not (resume and ckpt.exists()):
         # Teacher heads start fresh: the earlier run's heads may read other teacher states (another layer or basis).
         start_state = {k: v for k, v in load_file(str(init / "checkpoint" / "model.safetensors")).items()
@@ -407,10 +428,11 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         if bad:
             raise ValueError(f"{init}: checkpoint does not fit this config: {bad[:5]}")
     glove = None
-    if cfg.lexical_weight or cfg.bag_teacher:
-        from .teacher import context_bags, directional_bags, lexical_targets
+    if cfg.lexical_weight or cfg.bag_teacher or cfg.side_bag_weight:
+        from .teacher import context_bags, directional_bags, lexical_targets, side_bags
         bag_of = directional_bags if cfg.bag_directional else context_bags
         glove = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
+        side_keep = glove[1] & (torch.arange(len(vocab), device=device) >= cfg.side_bag_min_id)
     lexical = glove if cfg.lexical_weight else None
     # Per training sentence, which tokens the occurrence term and the anchors count as one word (<S> ... </S>):
     # vocabulary ids, or with occurrence_forms the word's group; computed once, read by anchors and batches.
@@ -486,16 +508,22 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 bag = None
                 if cfg.bag_teacher:
                     bag = bag_of(words, torch.as_tensor(lengths[idx], device=device), *glove)
+                side = None
+                if cfg.side_bag_weight:
+                    n_tok = torch.as_tensor(lengths[idx], device=device)
+                    side = (side_bags(words, n_tok, glove[0], side_keep, cfg.side_bag_saturation,
+                                      cfg.side_bag_inclusive),
+                            torch.arange(words.shape[1] - 2, device=device).unsqueeze(0) < n_tok.unsqueeze(1))
                 occurrence_ids = None
                 if same_word is not None:
                     occurrence_ids = torch.full_like(words, vocab.eos)
                     for row, i in enumerate(idx):
                         occurrence_ids[row, : lengths[i] + 2] = torch.from_numpy(same_word[i])
                 with autocast:
-                    loss: LMLoss = wrapped(char_ids.to(device), words, lexical, ctx, bag, occurrence_ids)
+                    loss: LMLoss = wrapped(char_ids.to(device), words, lexical, ctx, bag, occurrence_ids, side)
                 optimizer.zero_grad(set_to_none=True)
                 loss.total(cfg.lexical_weight, cfg.contextual_weight, cfg.similarity_weight,
-                           cfg.occurrence_weight).backward()
+                           cfg.occurrence_weight, cfg.side_bag_weight).backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
                 optimizer.step()
                 meta["step"] += 1
@@ -505,7 +533,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 meta["cpu_seconds"] = base_cpu + time.process_time() - cpu_start
                 value = float(loss.mean.detach())
                 ema = value if ema is None else 0.98 * ema + 0.02 * value
-                for name in ("lexical", "contextual", "similarity", "occurrence"):
+                for name in ("lexical", "contextual", "similarity", "occurrence", "side_bag"):
                     part = getattr(loss, name)
                     if part is not None:
                         v = float(part.detach())

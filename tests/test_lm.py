@@ -97,3 +97,20 @@ def test_occurrence_distance():
     kl_scrambled = float(occurrence_distance(scrambled, t, ids8, 150))
     assert kl_kept < 0.25 * kl_scrambled
     assert occurrence_distance(student, teacher_rows, torch.arange(200, 207), 150) is None  # no repeated word
+
+
+def test_side_bag_distance():
+    from elmo_core.lm import side_bag_distance
+    # P = 3 per direction, K = 2: the bags sit in dims 0-1 (forward) and 3-4 (backward); dims 2 and 5 are free.
+    top = torch.zeros(1, 4, 6)
+    top[0, 1] = torch.tensor([2.0, 0.0, 9.0, 0.0, 2.0, -9.0])  # token 1: exactly scale x target, whatever dims 2, 5 hold
+    top[0, 2] = torch.tensor([0.0, 0.0, 5.0, 0.0, 0.0, 5.0])  # token 2: nothing where its bags should be
+    target = torch.tensor([[[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]]])
+    mask = torch.tensor([[True, True]])
+    # Error only from token 2: |(0,0,0,0) - 2 * (0,1,1,0)|^2 = 8, over the targets' energy 8 + 8 = 16.
+    assert float(side_bag_distance(top, target, mask, scale=2.0)) == pytest.approx(0.5)
+    assert float(side_bag_distance(top, target, torch.tensor([[True, False]]), scale=2.0)) == pytest.approx(0.0)
+    assert side_bag_distance(top, target, torch.tensor([[False, False]]), scale=2.0) is None
+    assert side_bag_distance(top, torch.zeros_like(target), mask, scale=2.0) is None  # no kept word: no 1e6 loss
+    with pytest.raises(ValueError, match="do not fit"):
+        side_bag_distance(top[..., :2].repeat(1, 1, 1), torch.zeros(1, 2, 4), mask, scale=1.0)

