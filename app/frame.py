@@ -440,8 +440,10 @@ def tokenization_rows(lines: Sequence[ex.Line]) -> dict[str, list]:
 
 def embedding_note(seconds: float, computed: int, table: ex.TokenTable) -> str:
     """How long the last biLM run took, for the page's timings."""
-    return (f"Last biLM run: {seconds * 1000:.0f} ms for {computed} new of {len(table.lines)} sentences "
-            f"({table.num_tokens} tokens; the rest came from the cache).")
+    total = len(table.lines)
+    cached = "" if computed >= total else "; the rest came from the cache"
+    return (f"Last biLM run: {seconds * 1000:.0f} ms for {computed} new of {total} sentences "
+            f"({table.num_tokens} tokens{cached}).")
 
 
 def occurrence_layers(table: ex.TokenTable, frame: Frame) -> np.ndarray:

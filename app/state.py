@@ -181,6 +181,18 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
         try:
             value = int(raw) if integer else float(raw)
         except ValueError:
+            written = _as_float(raw) if integer else None
+            if written is not None and math.isfinite(written):
+                if not written.is_integer():
+                    notes.append(f"The link's {label}{_quote(raw[:40])} is not a whole number; using {shown(default)}.")
+                    return default
+                value = int(written)  # "1e3" or "4.0": a whole number written as a float; range checked below
+                if not lo <= value <= hi:
+                    kept = default if reset else min(max(value, lo), hi)
+                    notes.append(f"The link's {label}{_quote(raw[:40])} is outside {shown(lo)} to {shown(hi)}; "
+                                 f"using {shown(kept)}.")
+                    return kept
+                return value
             digits = raw.strip().lstrip("+-")
             too_long = digits.isdigit() and len(digits) > 15  # Python refuses int() of over 4,300 digits
             notes.append(f"The link's {label}{_quote(raw[:40] + ('...' if len(raw) > 40 else ''))} is "
@@ -282,6 +294,14 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     return view, notes
 
 
+def _as_float(raw: str) -> float | None:
+    """``float(raw)``, or None when it is no number."""
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
 def start_session(state: MutableMapping, params: Mapping[str, str], examples: Mapping[str, str],
                   models: Sequence[str], model_key: str, default: View) -> None:
     """On a session's first run: the View from the link (or ``default`` without one) into ``VIEW``, its notes
@@ -290,6 +310,9 @@ def start_session(state: MutableMapping, params: Mapping[str, str], examples: Ma
     if VIEW in state:
         return
     if params:
+        if not {"ex", "s"} & set(params) and default.example:
+            # A link without sentences (``?present=1`` for the projector) opens on the default example, as "/" does.
+            params = {"ex": default.example, "word": default.word, **params}
         view, notes = view_from_query(params, examples, models)
     else:
         view, notes = default, []

@@ -208,3 +208,4 @@ def test_tables_and_options_of_the_page(bank):
     assert columns[1][0] == "label" and columns[1][2] == [label for _, label, _, _ in frame.neighbours]
     assert fr.embedding_note(0.25, 2, table) == (f"Last biLM run: 250 ms for 2 new of 6 sentences ({table.num_tokens} "
                                                  "tokens; the rest came from the cache).")
+    assert fr.embedding_note(0.25, 6, table) == f"Last biLM run: 250 ms for 6 new of 6 sentences ({table.num_tokens} tokens)."

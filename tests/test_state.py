@@ -68,12 +68,12 @@ def test_typed_text_and_defaults():
     ({"g": "100"}, {"gamma": 3.0}, "outside 0.1 to 3; using 3"),
     ({"k": "500"}, {"k": 50}, "outside 1 to 50; using 50"),
     ({"k": "0"}, {"k": 1}, "using 1"),
-    ({"k": "2.5"}, {}, "is not a number"),
+    ({"k": "2.5"}, {}, "is not a whole number"),
     ({"q": "-3"}, {}, "outside 1 to"),
     ({"q": "99999999"}, {"query": 0}, "query occurrence #99,999,999 is outside 1 to 1,000,000; using 1."),
     ({"k": "1" + "0" * 5000}, {}, "is too large; using"),
     ({"g": "1e400"}, {}, "is too large; using 1"),
-    ({"clusters": "1e23"}, {}, "is not a number"),
+    ({"clusters": "1e23"}, {"clusters": 6}, "is outside 0 to 6; using 6"),
     ({"proj": "<script>alert(1)</script>"}, {}, "unknown projection '<script>"),
     ({"tab": "secret"}, {}, "unknown tab 'secret'"),
     ({"color": "red"}, {}, "unknown colour-by 'red'"),
@@ -109,6 +109,13 @@ def test_session_start_reads_the_link_once():
     fresh: dict = {}
     state.start_session(fresh, {}, EXAMPLES, MODELS, "pick", default)
     assert fresh[state.VIEW] == default and "pick" not in fresh and fresh[state.LINK_NOTES] == []
+    # A link with controls but no sentences (the projector's ?present=1) opens on the default example, not empty.
+    bank = state.View(text=EXAMPLES["bank"], example="bank", word="bank")
+    projector: dict = {}
+    state.start_session(projector, {"present": "1", "k": "4"}, EXAMPLES, MODELS, "pick", bank)
+    view = projector[state.VIEW]
+    assert (view.text, view.example, view.word, view.k, view.present) == (EXAMPLES["bank"], "bank", "bank", 4, True)
+    assert projector[state.LINK_NOTES] == []
     assert state.clamp_query(20, 12) == (0, "The link's query occurrence #21 does not exist (there are 12); showing #1.")
     assert state.clamp_query(3, 12) == (3, "")
 
@@ -252,3 +259,13 @@ def test_what_a_link_cannot_carry():
     assert len(notes) == 3 and "“my \\*\\*model\\*\\*”" in notes[0] and "bundled “default”" in notes[0]
     assert "not bundled" in notes[1] and "too long to keep in the link" in notes[2]
     assert state.link_notes(state.View(text="short"), "default", "default", {}) == []
+
+
+@pytest.mark.parametrize("query, expected, note", [
+    ({"k": "4.0"}, ("k", 4), None),  # a whole number written as a float is that number
+    ({"k": "1e3"}, ("k", 50), "The link's k (neighbours) '1e3' is outside 1 to 50; using 50."),
+])
+def test_whole_numbers_written_as_floats(query, expected, note):
+    view, notes = state.view_from_query({"ex": "bank", **query}, EXAMPLES, MODELS)
+    assert getattr(view, expected[0]) == expected[1]
+    assert notes == ([note] if note else [])
