@@ -94,7 +94,7 @@ def test_the_evaluate_layout_and_json_round_trip(tiny_embedder):
     r = loo_sense_probe(tiny_embedder, read_sense_sentences(), dataset="own sentences")
     row = r.to_evaluation_json()
     assert list(row) == EVALUATION_KEYS and row["dataset"] == "own sentences"
-    assert row["layers"] == r.layers and row["bag_of_context"] == r.baselines["bag of context"]
+    assert row["layers"] == r.layers and row["bag_of_context"] == r.baselines["layer-0 bag of context"]
     assert row["chance_random_neighbour"] == r.baselines["chance"] and row["n_items"] == r.data.n_test
     assert LooSenseResult.from_json(json.loads(json.dumps(r.to_json()))) == r
     table = loo_sense_table([r])

@@ -61,7 +61,7 @@ class LooSenseResult(TaskResult):
     in [-1, 1] per layer, for the equal mix and for the bag of context (None where no word has one).
 
     Accuracies are micro-averages over items in [0, 1]. baselines: {"chance": a random neighbour's expected
-    score, "bag of context": 1-NN of the mean layer-0 vector of the sentence's other tokens}. data: source
+    score, "layer-0 bag of context": 1-NN of the mean layer-0 vector of the sentence's other tokens}. data: source
     (the set's name), n_train 0, n_test the items scored, counts {n_items, n_keys (words), n_sentences}.
     """
 
@@ -84,7 +84,7 @@ class LooSenseResult(TaskResult):
         counts = self.data.counts
         return {"dataset": self.data.source, "n_items": counts["n_items"], "n_keys": counts["n_keys"],
                 "n_sentences": counts["n_sentences"], "layers": list(self.layers), "mix_equal": self.mix_equal,
-                "bag_of_context": self.baselines["bag of context"], "mfs": self.mfs,
+                "bag_of_context": self.baselines["layer-0 bag of context"], "mfs": self.mfs,
                 "chance_random_neighbour": self.baselines["chance"], "chance_uniform": self.chance_uniform,
                 "silhouette": list(self.silhouette), "silhouette_mix_equal": self.silhouette_mix_equal,
                 "silhouette_bag_of_context": self.silhouette_bag_of_context, "seconds": self.seconds}
@@ -135,7 +135,8 @@ def loo_sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, 
     return LooSenseResult(
         task="loo_sense", title=TITLE, metric="accuracy", layers=[acc[name] for name in layer_names],
         mix_learned=None, mix_learned_how=NO_MIX, s=None, w=None, gamma=None, layer_scale=layer_scale(targets),
-        baselines={"chance": acc["chance_random_neighbour"], "bag of context": acc["bag_of_context"]}, paper=None,
+        baselines={"chance": acc["chance_random_neighbour"], "layer-0 bag of context": acc["bag_of_context"]},
+        paper=None,
         data=DataNote(source=dataset, n_train=0, n_test=len(kept), split=SPLIT,
                       counts={"n_items": len(kept), "n_keys": len(groups),
                               "n_sentences": len({it.tokens for it in kept})}),
@@ -150,7 +151,7 @@ def loo_sense_table(results: Sequence[LooSenseResult]) -> str:
     """A markdown table of ``loo_sense_probe`` results, one row per data set (percent)."""
     num_layers = max(len(r.layers) for r in results)
     head = ["data", "items / lemmas", *(f"layer {j}" for j in range(num_layers)), "equal mix",
-            "bag of context", "MFS", "chance (random neighbour)"]
+            "layer-0 bag of context", "MFS", "chance (random neighbour)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def sil(value: float | None) -> str:
@@ -159,7 +160,7 @@ def loo_sense_table(results: Sequence[LooSenseResult]) -> str:
         cells = [r.data.source, f"{r.data.counts['n_items']} / {r.data.counts['n_keys']}",
                  *(f"{100 * a:.1f}{sil(b)}" for a, b in zip(r.layers, r.silhouette)),
                  f"{100 * r.mix_equal:.1f}{sil(r.silhouette_mix_equal)}",
-                 f"{100 * r.baselines['bag of context']:.1f}{sil(r.silhouette_bag_of_context)}",
+                 f"{100 * r.baselines['layer-0 bag of context']:.1f}{sil(r.silhouette_bag_of_context)}",
                  f"{100 * r.mfs:.1f}", f"{100 * r.baselines['chance']:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("\nCells are 1-NN accuracy % / silhouette by sense (cosine, mean over lemmas).")
