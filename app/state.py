@@ -50,6 +50,7 @@ COMPARE_A, COMPARE_B = key("compare_a"), key("compare_b")  # the Compare tab's m
 PRESENT = "app_present"  # presentation mode: both pages and the sidebar follow it
 VIEW = private("view")  # the last View: widget values for when the widgets were not drawn
 LINK_NOTES = private("link_notes")  # what the link asked for that could not be shown
+MAX_LINK_WEIGHTS = 16  # a link's w values read at most (more layers than any ELMo has)
 LINK_QUERY = private("link_query")  # the link's query occurrence, checked once the occurrences are known
 FRAME = key("frame")  # the last app.frame.Frame: the next frame's memo, and what the tests read
 _SAVED = private("kept")
@@ -248,9 +249,12 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     weights: tuple[float, ...] = ()
     if get.get("w"):
         try:
-            parsed = tuple(float(v) for v in get["w"].split(",")[:16])
+            parsed = tuple(float(v) for v in get["w"].split(",")[:MAX_LINK_WEIGHTS])
         except ValueError:
             parsed = ()
+        if parsed and get["w"].count(",") >= MAX_LINK_WEIGHTS:
+            notes.append(f"The link's weights w have more than {MAX_LINK_WEIGHTS} values; only the first "
+                         f"{MAX_LINK_WEIGHTS} are read.")
         if not parsed or not all(math.isfinite(v) for v in parsed):
             notes.append(f"The link's weights w = {_quote(get['w'])} are not a list of numbers; using equal weights.")
         else:
@@ -456,7 +460,15 @@ def init_widgets(state: MutableMapping, num_layers: int) -> None:
     this run is a fresh session-state value, which the browser adopts.
     """
     restore(state)
-    for k, value in widget_defaults(state[VIEW], num_layers).items():
+    view = state[VIEW]
+    if weight_key(0) not in state and view.weights and len(view.weights) != num_layers:
+        # Only on the first fill, which is where a link's w arrives: later runs keep the sliders' own values.
+        fitted = ", ".join(f"{w:g}" for w in ex.fit_weights(view.weights, num_layers))
+        how = "cut" if len(view.weights) > num_layers else "padded with zeros"
+        state.setdefault(LINK_NOTES, []).append(
+            f"The link gives {len(view.weights)} layer weight{'' if len(view.weights) == 1 else 's'} (w), but this "
+            f"model has {num_layers} layers: {how} to {fitted}.")
+    for k, value in widget_defaults(view, num_layers).items():
         state[k] = state[k] if k in state else value
 
 

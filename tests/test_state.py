@@ -186,6 +186,21 @@ def test_widgets_are_filled_from_the_view_and_written_again():
     assert ss[state.WORD] == "bank" and ss[state.GAMMA] == 1.0
 
 
+@pytest.mark.parametrize("weights, says, sliders", [
+    ((1.0, 2.0, 3.0, 4.0, 5.0), "5 layer weights (w), but this model has 3 layers: cut to 1, 2, 3.", [1.0, 2.0, 3.0]),
+    ((1.0,), "1 layer weight (w), but this model has 3 layers: padded with zeros to 1, 0, 0.", [1.0, 0.0, 0.0]),
+    ((1.0, 2.0, 3.0), None, [1.0, 2.0, 3.0]),
+])
+def test_a_links_weights_for_another_number_of_layers_get_a_note(weights, says, sliders):
+    """Checked where the model is known (``init_widgets``): the link itself does not say which model made it."""
+    ss = {state.VIEW: state.View(word="bank", weights=weights)}
+    state.init_widgets(ss, 3)
+    assert [ss[state.weight_key(j)] for j in range(3)] == sliders
+    assert ss.get(state.LINK_NOTES, []) == ([f"The link gives {says}"] if says else [])
+    state.init_widgets(ss, 3)  # a later run: the sliders exist, no second note
+    assert len(ss.get(state.LINK_NOTES, [])) == (1 if says else 0)
+
+
 def test_the_query_occurrence_and_the_links_note():
     ss = {state.QUERY: 2}
     assert state.query_of(ss, 5) == (2, "")
@@ -269,3 +284,10 @@ def test_whole_numbers_written_as_floats(query, expected, note):
     view, notes = state.view_from_query({"ex": "bank", **query}, EXAMPLES, MODELS)
     assert getattr(view, expected[0]) == expected[1]
     assert notes == ([note] if note else [])
+
+
+def test_a_link_with_thousands_of_weights_says_how_many_it_reads():
+    view, notes = state.view_from_query({"ex": "bank", "w": ",".join(["1"] * 5000)}, EXAMPLES, MODELS)
+    assert len(view.weights) == state.MAX_LINK_WEIGHTS
+    assert notes == [f"The link's weights w have more than {state.MAX_LINK_WEIGHTS} values; only the first "
+                     f"{state.MAX_LINK_WEIGHTS} are read."]
