@@ -179,6 +179,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
             return f"{int(v):,}" if integer else f"{v:g}"
 
         label = what if what.endswith("#") else what + " "
+        said = None  # how the note names the value: as Python prints it, or as the link wrote it
         try:
             value = int(raw) if integer else float(raw)
         except ValueError:
@@ -187,18 +188,13 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
                 if not written.is_integer():
                     notes.append(f"The link's {label}{_quote(raw[:40])} is not a whole number; using {shown(default)}.")
                     return default
-                value = int(written)  # "1e3" or "4.0": a whole number written as a float; range checked below
-                if not lo <= value <= hi:
-                    kept = default if reset else min(max(value, lo), hi)
-                    notes.append(f"The link's {label}{_quote(raw[:40])} is outside {shown(lo)} to {shown(hi)}; "
-                                 f"using {shown(kept)}.")
-                    return kept
-                return value
-            digits = raw.strip().lstrip("+-")
-            too_long = digits.isdigit() and len(digits) > 15  # Python refuses int() of over 4,300 digits
-            notes.append(f"The link's {label}{_quote(raw[:40] + ('...' if len(raw) > 40 else ''))} is "
-                         f"{'too large' if too_long else 'not a number'}; using {shown(default)}.")
-            return default
+                value, said = int(written), _quote(raw[:40])  # "1e3" or "4.0": a whole number written as a float
+            else:
+                digits = raw.strip().lstrip("+-")
+                too_long = digits.isdigit() and len(digits) > 15  # Python refuses int() of over 4,300 digits
+                notes.append(f"The link's {label}{_quote(raw[:40] + ('...' if len(raw) > 40 else ''))} is "
+                             f"{'too large' if too_long else 'not a number'}; using {shown(default)}.")
+                return default
         if not math.isfinite(value):
             spelled = raw.strip().lstrip("+-").lower() in ("inf", "infinity", "nan")
             notes.append(f"The link's {label}{_quote(raw[:40])} is "
@@ -206,7 +202,8 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
             return default
         if not lo <= value <= hi:
             kept = default if reset else min(max(value, lo), hi)
-            notes.append(f"The link's {label}{shown(value)} is outside {shown(lo)} to {shown(hi)}; using {shown(kept)}.")
+            notes.append(f"The link's {label}{said or shown(value)} is outside {shown(lo)} to {shown(hi)}; "
+                         f"using {shown(kept)}.")
             return kept
         return value
 

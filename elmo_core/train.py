@@ -505,15 +505,11 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                 if contextual is not None:
                     ctx = tuple(t.to(device) for t in contextual.batch([line_of[i] for i in idx], char_ids.shape[1]))
                 words = words.to(device)
-                bag = None
-                if cfg.bag_teacher:
-                    bag = bag_of(words, torch.as_tensor(lengths[idx], device=device), *glove)
+                n_tok = torch.as_tensor(lengths[idx], device=device)
+                bag = bag_of(words, n_tok, *glove) if cfg.bag_teacher else None
                 side = None
                 if cfg.side_bag_weight:
-                    n_tok = torch.as_tensor(lengths[idx], device=device)
-                    side = (side_bags(words, n_tok, glove[0], side_keep, cfg.side_bag_saturation,
-                                      cfg.side_bag_inclusive),
-                            torch.arange(words.shape[1] - 2, device=device).unsqueeze(0) < n_tok.unsqueeze(1))
+                    side = side_bags(words, n_tok, glove[0], side_keep, cfg.side_bag_saturation, cfg.side_bag_inclusive)
                 occurrence_ids = None
                 if same_word is not None:
                     occurrence_ids = torch.full_like(words, vocab.eos)
