@@ -168,14 +168,17 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     get = {str(k): str(v) for k, v in params.items()}
 
     def number(name: str, default: float, lo: float, hi: float, what: str, integer: bool = False,
-               reset: bool = False) -> float:
+               reset: bool = False, zero: str = "") -> float:
         """The link's value of ``name`` within [lo, hi]: clamped into it, or with ``reset`` the default (for an
-        index, where the nearest end of the range is no better a guess than the first)."""
+        index, where the nearest end of the range is no better a guess than the first). ``zero`` says what 0
+        means where it is a setting of its own (the clusters' "by silhouette")."""
         raw = get.get(name)
         if raw is None:
             return default
 
         def shown(v: float) -> str:
+            if zero and v == 0:
+                return f"0 ({zero})"
             return f"{int(v):,}" if integer else f"{v:g}"
 
         label = what if what.endswith("#") else what + " "
@@ -260,7 +263,8 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
             if weights != parsed:
                 notes.append(f"The link's weights w go beyond the sliders' range {lo:g} to {hi:g}; clamped to "
                              f"{', '.join(f'{v:g}' for v in weights)}.")
-    clusters = int(number("clusters", 0, 0, MAX_CLUSTERS, "number of clusters", integer=True))
+    clusters = int(number("clusters", 0, 0, MAX_CLUSTERS, "number of clusters", integer=True,
+                          zero="chosen by silhouette"))
     if clusters == 1:
         notes.append("The link asks for 1 cluster; a split needs at least 2. Choosing the number by silhouette.")
         clusters = 0

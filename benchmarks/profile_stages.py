@@ -1,13 +1,15 @@
 """Where the time goes: elmo_core's embedding split into stages, for random-weight biLMs of the published sizes.
 
 Usage: python benchmarks/profile_stages.py [--models small original] [--batches 1 64] [--threads 1] [--repeats 3]
+                                          [--no-onednn]
 
 For each (model, batch) it embeds 20-token sentences of random lowercase words (the harness's workload:
 almost every token is distinct) and times each stage separately with process CPU time (less disturbed than
 wall time on a shared machine; with one thread it is the work done), best of ``--repeats``. Each stage's
 GFLOP/s counts the multiply-adds that stage really does (for the char CNN: only the window starts computed,
 with the filters zero-padded to width 7), and "% peak" divides it by a 2048^3 float32 matmul timed the same
-way in the same process. A batch-1 row is one sentence.
+way in the same process. A batch-1 row is one sentence. Every stage runs as the embedder runs it, large
+weights through oneDNN (``elmo_core.onednn``); ``--no-onednn`` times the plain MKL products instead.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's elmo_core, not an installed one
 
 from benchmarks.embed_throughput import options  # noqa: E402
+from elmo_core import onednn  # noqa: E402
 
 
 def best(fn, repeats: int) -> float:
@@ -67,7 +70,7 @@ def profile(name: str, batch: int, repeats: int) -> list[tuple[str, float, float
         high = pooled
         for hw in cnn.highways:
             high = hw(high)
-        tokens = cnn.projection(high)[inverse].reshape(*ids.shape[:2], -1)
+        tokens = onednn.run_linear(cnn.projection, high)[inverse].reshape(*ids.shape[:2], -1)
 
         def highways():
             h = pooled
@@ -81,14 +84,15 @@ def profile(name: str, batch: int, repeats: int) -> list[tuple[str, float, float
         starts = sum(int(length[min(i + cc.CHUNK, n) - 1]) * min(cc.CHUNK, n - i) for i in range(0, n, cc.CHUNK))
         layer = lstm.layers[0]
         x = torch.randn(2, ids.shape[1], batch, p)
+        pre = torch.empty(2, ids.shape[1], batch, 4 * c)  # the inference loop's buffer (oneDNN takes this path)
         stages = [
             ("char ids + boundaries + unique", best(prepare, repeats), 0.0),
             ("char CNN (conv + max-pool)", best(lambda: cnn.pooled_convolutions(unique), repeats),
              2 * starts * cnn.max_width * cfg.char_cnn.embedding_dim * nf / 1e9),
             ("highway", best(highways, repeats), cfg.char_cnn.n_highway * n * 2 * 2 * nf * nf / 1e9),
-            ("projection", best(lambda: cnn.projection(high), repeats), n * 2 * nf * p / 1e9),
+            ("projection", best(lambda: onednn.run_linear(cnn.projection, high), repeats), n * 2 * nf * p / 1e9),
             ("LSTM input projections (hoisted)",
-             cfg.lstm.n_layers * best(lambda: layer.input_projection(x), repeats),
+             cfg.lstm.n_layers * best(lambda: layer.input_projection(x, pre), repeats),
              cfg.lstm.n_layers * 2 * positions * 2 * p * 4 * c / 1e9),
             ("biLSTM total", best(lambda: lstm(tokens, mask), repeats),
              cfg.lstm.n_layers * 2 * positions * 2 * (2 * p * 4 * c + c * p) / 1e9),
@@ -102,10 +106,12 @@ def main() -> None:
     ap.add_argument("--batches", nargs="*", type=int, default=[1, 64])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-onednn", action="store_true", help="plain MKL products for every weight")
     args = ap.parse_args()
+    onednn.ENABLED = not args.no_onednn
     torch.set_num_threads(args.threads)
     gemm = peak(args.repeats)
-    print(f"{args.threads} thread(s), CPU time; 2048^3 fp32 matmul peak {gemm:.1f} GFLOP/s (same process)\n")
+    print(f"{args.threads} thread(s), {'MKL only' if args.no_onednn else 'large weights through oneDNN'}, CPU time; 2048^3 fp32 matmul peak {gemm:.1f} GFLOP/s (same process)\n")
     print("| model | batch | stage | ms | share | GFLOP/s | % peak |\n|---|---|---|---|---|---|---|")
     for name in args.models:
         for batch in args.batches:

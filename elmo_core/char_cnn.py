@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import onednn
 from .chars import PAD_CHAR
 from .config import CharCNNConfig
 
@@ -50,8 +51,8 @@ class Highway(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (N, NF) -> (N, NF), same dtype."""
-        t = torch.sigmoid(self.carry(x))
-        g = torch.relu(self.transform(x))
+        t = torch.sigmoid(onednn.run_linear(self.carry, x))
+        g = torch.relu(onednn.run_linear(self.transform, x))
         # lerp(x, g, t) = x + t * (g - x) = t * g + (1 - t) * x in one pass instead of four. (Under
         # autocast t and g come out in the low precision while x may not: lerp wants one dtype.)
         return torch.lerp(x, g.to(x.dtype), t.to(x.dtype))
@@ -112,7 +113,7 @@ class CharCNN(nn.Module):
         for highway in self.highways:
             h = highway(h)
         if self.projection is not None:
-            h = self.projection(h)
+            h = onednn.run_linear(self.projection, h)
         return h.reshape(*lead, h.shape[-1])
 
     def pooled_convolutions(self, ids: torch.Tensor) -> torch.Tensor:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from . import onednn
 from .config import LSTMConfig
 
 PRE_ROWS = 512  # rows (time steps x batch) of the input projection hoisted at a time at inference
@@ -125,6 +126,12 @@ class BiLSTMLayer(nn.Module):
         ``input_weight.unsqueeze(1)`` would materialise the weight B times.)"""
         d, t, b, p = x.shape
         bias = (self.bias + self.forget_offset).unsqueeze(1)
+        if out is not None and onednn.applies(self.input_weight[0], x):  # large weights: module onednn
+            weight = onednn.packed(self, "input", self.input_weight, out_in=False)
+            rows, view = x.reshape(d, t * b, p), out.view(d, t * b, -1)
+            for k in range(d):
+                view[k] = onednn.linear(rows[k], weight[k], bias[k, 0])
+            return out
         if out is None:
             return torch.baddbmm(bias, x.reshape(d, t * b, p), self.input_weight).view(d, t, b, -1)
         return torch.baddbmm(bias, x.reshape(d, t * b, p), self.input_weight, out=out.view(d, t * b, -1)).view(d, t, b, -1)
@@ -163,11 +170,20 @@ class BiLSTMLayer(nn.Module):
         c_new = torch.empty_like(c)
         gated = torch.empty_like(c)
         h_buf = torch.empty_like(h)
+        # The largest weights (published Original) go through oneDNN, one direction at a time (module onednn).
+        state_w = onednn.packed(self, "state", self.state_weight, out_in=False) \
+            if onednn.applies(self.state_weight[0], x) else None
+        proj_w = onednn.packed(self, "proj", self.proj_weight, out_in=False) \
+            if onednn.applies(self.proj_weight[0], x) else None
         for t in range(steps):
             if t % block == 0:
                 pre = self.input_projection(x[:, t : t + block], buffer[:, : min(block, steps - t)])
             z = pre[:, t % block]  # (2, B, 4C) view; each direction's block is contiguous
-            z.baddbmm_(h, self.state_weight)
+            if state_w is None:
+                z.baddbmm_(h, self.state_weight)
+            else:
+                for k in range(d):
+                    z[k].add_(onednn.linear(h[k], state_w[k]))
             i, j, f, o = z[..., :cells], z[..., cells : 2 * cells], z[..., 2 * cells : 3 * cells], z[..., 3 * cells :]
             i.sigmoid_()
             j.tanh_()
@@ -178,7 +194,11 @@ class BiLSTMLayer(nn.Module):
                 c_new.clamp_(-self.cell_clip, self.cell_clip)
             torch.tanh(c_new, out=gated)
             gated.mul_(o)
-            torch.bmm(gated, self.proj_weight, out=h_buf)
+            if proj_w is None:
+                torch.bmm(gated, self.proj_weight, out=h_buf)
+            else:
+                for k in range(d):
+                    h_buf[k] = onednn.linear(gated[k], proj_w[k])
             if self.proj_clip:
                 h_buf.clamp_(-self.proj_clip, self.proj_clip)
             out[:, t] = h_buf

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_core import Embedder, batch_to_ids
+from elmo_core import Embedder, batch_to_ids, onednn
 from elmo_core.bilm import BiLM
 from elmo_core.config import BiLMConfig
 from elmo_core.weights import load_bilm_from_elmo_files
@@ -12,8 +12,18 @@ from elmo_core.weights import load_bilm_from_elmo_files
 from .conftest import ALLENNLP, BILM_TF
 
 
+@pytest.fixture(params=["mkl", "onednn"])
+def products(request, monkeypatch):
+    """Run a test with the plain products and again with every weight sent through oneDNN (module onednn)."""
+    if request.param == "onednn":
+        if not torch.backends.mkldnn.is_available():
+            pytest.skip("this torch build has no oneDNN")
+        monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
+    return request.param
+
+
 @pytest.mark.parametrize("folder", [ALLENNLP, BILM_TF], ids=["allennlp-skip", "bilm-tf-noskip"])
-def test_stateful_fixture_top_layer(folder, fixture_sentences):
+def test_stateful_fixture_top_layer(folder, fixture_sentences, products):
     """10 batches of 3, row k always file k's sentences, state carried (ELMO_SPEC.md section 11)."""
     embedder = Embedder.from_elmo_files(folder / "options.json", folder / "lm_weights.hdf5", device="cpu", stateful=True)
     for i in range(10):
@@ -26,7 +36,7 @@ def test_stateful_fixture_top_layer(folder, fixture_sentences):
             np.testing.assert_allclose(outputs[k][2], expected, atol=1e-6, rtol=1e-5)
 
 
-def test_stateless_matches_only_first_batch(fixture_sentences, allennlp_files):
+def test_stateless_matches_only_first_batch(fixture_sentences, allennlp_files, products):
     """Without carried state batch 0 still matches, later batches do not: the state really matters."""
     embedder = Embedder.from_elmo_files(*allennlp_files, device="cpu", stateful=False)
     with h5py.File(ALLENNLP / "lm_embeddings_0.hdf5") as f:
@@ -36,7 +46,7 @@ def test_stateless_matches_only_first_batch(fixture_sentences, allennlp_files):
     assert np.abs(embedder.embed_sentence(fixture_sentences[0][3].split())[2] - third).max() > 1e-3
 
 
-def test_token_embedding_fixture(allennlp_files):
+def test_token_embedding_fixture(allennlp_files, products):
     """Char CNN + highway + projection of 458 words in 10 rows of 50 (AllenNLP test_elmo_token_representation)."""
     model = load_bilm_from_elmo_files(*allennlp_files)
     words = (ALLENNLP / "vocab_test.txt").read_text(encoding="utf-8").split("\n")

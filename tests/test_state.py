@@ -73,7 +73,8 @@ def test_typed_text_and_defaults():
     ({"q": "99999999"}, {"query": 0}, "query occurrence #99,999,999 is outside 1 to 1,000,000; using 1."),
     ({"k": "1" + "0" * 5000}, {}, "is too large; using"),
     ({"g": "1e400"}, {}, "is too large; using 1"),
-    ({"clusters": "1e23"}, {"clusters": 6}, "is outside 0 to 6; using 6"),
+    ({"clusters": "1e23"}, {"clusters": 6}, "is outside 0 (chosen by silhouette) to 6; using 6"),
+    ({"clusters": "two"}, {"clusters": 0}, "is not a number; using 0 (chosen by silhouette)."),
     ({"proj": "<script>alert(1)</script>"}, {}, "unknown projection '<script>"),
     ({"tab": "secret"}, {}, "unknown tab 'secret'"),
     ({"color": "red"}, {}, "unknown colour-by 'red'"),
@@ -132,7 +133,7 @@ def test_the_new_views_controls_in_the_link_and_the_widgets():
     # an uploaded model on one side cannot travel: the comparison is left out of the link
     values[state.COMPARE_B] = "session"
     assert state.view_of(values, 3, None, "default").compare == ()
-    for params, says in (({"clusters": "1"}, "at least 2"), ({"clusters": "99"}, "outside 0 to 6"),
+    for params, says in (({"clusters": "1"}, "at least 2"), ({"clusters": "99"}, "outside 0 (chosen by silhouette) to 6"),
                          ({"compare": "default,default"}, "not two different"), ({"compare": "x,y"}, "not two"),
                          ({"show": "<b>"}, "unknown map view")):
         view, notes = state.view_from_query(params, EXAMPLES, MODELS)

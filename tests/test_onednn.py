@@ -1,0 +1,66 @@
+"""The oneDNN products: the same results as the plain ones, used only where they apply, never stale."""
+import pytest
+import torch
+from torch import nn
+
+from elmo_core import batch_to_ids, onednn
+from elmo_core.bilm import BiLM
+from elmo_core.config import BiLMConfig
+
+pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="no oneDNN in this torch")
+
+OPTIONS = {"lstm": {"use_skip_connections": True, "projection_dim": 32, "cell_clip": 3, "proj_clip": 3, "dim": 64,
+                    "n_layers": 2},
+           "char_cnn": {"activation": "relu", "filters": [[1, 16], [2, 16], [3, 32]], "n_highway": 2,
+                        "embedding": {"dim": 8}, "n_characters": 262, "max_characters_per_token": 50}}
+
+
+def test_applies_only_to_large_float32_weights_at_inference():
+    big, small = torch.zeros(2048, 1024), torch.zeros(1024, 1024)
+    x = torch.zeros(3, 1024)
+    assert onednn.applies(big, x)
+    assert not onednn.applies(small, x)
+    assert not onednn.applies(big.double(), x.double())
+    assert not onednn.applies(big, x.bfloat16())
+    weight = nn.Parameter(big)
+    assert not onednn.applies(weight, x)  # grad enabled and the weight wants one: training
+    with torch.no_grad():
+        assert onednn.applies(weight, x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not onednn.applies(big, x)
+
+
+def test_a_whole_model_matches_the_plain_products(monkeypatch):
+    torch.manual_seed(0)
+    model = BiLM(BiLMConfig.from_dict(OPTIONS)).eval()
+    ids = batch_to_ids([["The", "bank", "of", "the", "river", "."], ["A", "loan", "from", "the", "bank"]])
+    with torch.no_grad():
+        plain = model(ids, return_state=True).activations  # the step loop (clipped) with a mask
+    monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
+    with torch.no_grad():
+        fast = model(ids, return_state=True).activations
+    assert set(model.lstm.layers[0].__dict__["_onednn"]) == {"input", "state", "proj"}
+    assert "_onednn" in model.char_cnn.highways[1].carry.__dict__
+    for a, b in zip(plain, fast):
+        torch.testing.assert_close(b, a, atol=1e-6, rtol=1e-5)
+
+
+def test_the_packed_weights_follow_in_place_changes_and_replacement(monkeypatch):
+    monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
+    layer = nn.Linear(6, 4)
+    x = torch.randn(5, 6)
+    with torch.no_grad():
+        torch.testing.assert_close(onednn.run_linear(layer, x), layer(x))
+        layer.weight.mul_(2.0)  # an optimiser step or load_state_dict: in place
+        torch.testing.assert_close(onednn.run_linear(layer, x), x @ layer.weight.T + layer.bias)
+        layer.weight = nn.Parameter(torch.randn(4, 6))  # a replaced parameter
+        torch.testing.assert_close(onednn.run_linear(layer, x), x @ layer.weight.T + layer.bias)
+
+
+def test_switched_off_it_leaves_no_packed_copy(monkeypatch):
+    monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
+    monkeypatch.setattr(onednn, "ENABLED", False)
+    layer = nn.Linear(6, 4)
+    with torch.no_grad():
+        onednn.run_linear(layer, torch.randn(2, 6))
+    assert "_onednn" not in layer.__dict__
