@@ -115,6 +115,13 @@ def table(results: list[dict]) -> str:
                 f"{100 * ours['gflops'] / peak:.0f}% | "
                 f"{'%s (%.2fx fp32)' % (format(bf['tokens_per_s'], ',.0f'), bf['tokens_per_s'] / ours['tokens_per_s']) if bf else 'not offered'} | "
                 f"{share} | {peak:.0f} |")
+    streams = "; ".join(f"{res['config']}/{res['workload']} {res['matmul_peak']['gemv_32MiB_GBps']:.0f} / "
+                        f"{res['matmul_peak']['gemv_302MB_GBps']:.0f}" for res in results
+                        if "gemv_302MB_GBps" in res["matmul_peak"])
+    if streams:
+        lines += ["", "Weight streaming in the same processes (batch 1 is bound by it and by per-step overhead: every time "
+                  "step reads every recurrent and projection weight), float32 matrix-vector products over a 32 MiB / 302 MB set of "
+                  f"weights, GB/s: {streams}."]
     return "\n".join(lines)
 
 

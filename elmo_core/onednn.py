@@ -2,11 +2,12 @@
 
 PyTorch's CPU ``addmm``/``bmm`` call MKL. For this project's largest weights oneDNN's matmul is faster:
 measured with ``python benchmarks/onednn_products.py`` (2 threads, this project's 2-core AVX512 EPYC), e.g.
-the published Original's recurrent product (64 x 512) x (512 x 16384) takes 8.1 ms instead of 16.5 ms, its
-projection (1 x 4096) x (4096 x 512) 0.16 ms instead of 0.33 ms, and the Small/Original highway
-(22 x 2048) x (2048 x 2048) 1.4 ms instead of 2.6 ms. For small weights MKL is as fast or faster (oneDNN's
+the published Original's recurrent product (64 x 512) x (512 x 16384) took 7.2 ms instead of 11.9 ms, its
+projection (1 x 4096) x (4096 x 512) 0.14 ms instead of 0.19 ms, and the Small/Original highway
+(22 x 2048) x (2048 x 2048) 1.3 ms instead of 2.1 ms (2026-12-02, docs/performance.md). For small weights MKL is as fast or faster (oneDNN's
 per-call overhead), so only weights of at least ``MIN_WEIGHT_ELEMENTS`` go through oneDNN: in practice the
-published Small's highway and Original's highway, LSTM and projection; the bundled models stay on MKL.
+published Small's highway and Original's highway and per-step LSTM products (recurrent and projection); the
+bundled models stay on MKL. (Original's hoisted LSTM input product measured no faster there, so it stays too.)
 
 The weights are repacked once into oneDNN's own layout and cached beside the module (a second copy of
 those weights in memory; refreshed when the parameter is changed in place or replaced). The results equal
@@ -22,6 +23,17 @@ from torch import nn
 # projection 0.06 ms against 0.02 ms, its hoisted input product (1408 x 128) x (128 x 4096) 25 ms against 12 ms.
 MIN_WEIGHT_ELEMENTS = 1 << 21
 ENABLED = True  # benchmarks and tests switch oneDNN off to compare
+
+
+class _Packs(dict):
+    """A module's packed weights (name -> (key, oneDNN tensors)). oneDNN tensors have no storage that
+    ``copy.deepcopy`` or pickling could copy, so a copied or saved module gets an empty cache and repacks on use."""
+
+    def __deepcopy__(self, memo):
+        return _Packs()
+
+    def __reduce__(self):
+        return (_Packs, ())
 
 
 def applies(weight: torch.Tensor, x: torch.Tensor) -> bool:
@@ -45,7 +57,7 @@ def packed(owner: nn.Module, name: str, weight: torch.Tensor, out_in: bool) -> t
     Returns:
         A oneDNN tensor (one matrix), or a list of them when ``weight`` has leading dims.
     """
-    cache = owner.__dict__.setdefault("_onednn", {})
+    cache = owner.__dict__.setdefault("_onednn", _Packs())
     # data_ptr catches a replaced parameter, _version an in-place change (load_state_dict, optimiser step).
     key = (weight.data_ptr(), weight._version, tuple(weight.shape))
     hit = cache.get(name)

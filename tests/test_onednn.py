@@ -1,4 +1,7 @@
 """The oneDNN products: the same results as the plain ones, used only where they apply, never stale."""
+import copy
+import io
+
 import pytest
 import torch
 from torch import nn
@@ -39,7 +42,7 @@ def test_a_whole_model_matches_the_plain_products(monkeypatch):
     monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
     with torch.no_grad():
         fast = model(ids, return_state=True).activations
-    assert set(model.lstm.layers[0].__dict__["_onednn"]) == {"input", "state", "proj"}
+    assert set(model.lstm.layers[0].__dict__["_onednn"]) == {"state", "proj"}
     assert "_onednn" in model.char_cnn.highways[1].carry.__dict__
     for a, b in zip(plain, fast):
         torch.testing.assert_close(b, a, atol=1e-6, rtol=1e-5)
@@ -64,3 +67,18 @@ def test_switched_off_it_leaves_no_packed_copy(monkeypatch):
     with torch.no_grad():
         onednn.run_linear(layer, torch.randn(2, 6))
     assert "_onednn" not in layer.__dict__
+
+
+def test_a_module_that_used_it_can_still_be_copied_and_saved(monkeypatch):
+    """oneDNN tensors have no storage to copy: a copy starts with an empty cache and repacks its own weights."""
+    monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
+    layer = nn.Linear(6, 4)
+    x = torch.randn(3, 6)
+    with torch.no_grad():
+        onednn.run_linear(layer, x)
+        twin = copy.deepcopy(layer)
+        assert len(twin.__dict__["_onednn"]) == 0
+        twin.weight.mul_(-1.0)
+        torch.testing.assert_close(onednn.run_linear(twin, x), x @ twin.weight.T + twin.bias)
+        torch.testing.assert_close(onednn.run_linear(layer, x), layer(x))  # the original keeps its own
+    torch.save(layer, io.BytesIO())
