@@ -149,7 +149,8 @@ class BiLSTMLayer(nn.Module):
     def _inplace_loop(self, x, mask, h, c):
         """Inference time loop: the same arithmetic as ``step``, but the gates are computed in place in
         the step's block of the input projection and every per-step tensor lives in a buffer allocated
-        once, so a step makes no allocations (large CPU allocations are fresh, page-faulted memory).
+        once, so a step makes no allocations: large CPU allocations are fresh, page-faulted memory. (The oneDNN
+        path of the largest weights is the exception: its products return new tensors.)
 
         The input projection is hoisted for blocks of steps of about ``PRE_ROWS`` rows (all steps at
         batch 1), into one reused buffer: at batch 64 the whole (2, T, B, 4C) projection is tens of MB,
@@ -165,7 +166,7 @@ class BiLSTMLayer(nn.Module):
         gated = torch.empty_like(c)
         h_buf = torch.empty_like(h)
         # The largest weights (published Original) go through oneDNN, one direction at a time (module onednn);
-        # not the hoisted input product: there MKL's batched product measured as fast (1408 rows of Original).
+        # not the hoisted input product, where MKL measured faster inside the embedder (docs/performance.md).
         state_w = onednn.packed(self, "state", self.state_weight, out_in=False) \
             if onednn.applies(self.state_weight[0], x) else None
         proj_w = onednn.packed(self, "proj", self.proj_weight, out_in=False) \
