@@ -661,12 +661,26 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
     if float(np.ptp(x, axis=0).max()) == 0.0:
         return Projection(np.zeros((n, 2)), "pca", "All points have the same vector (e.g. layer 0 alone for one "
                           "spelling): they sit on one spot.")
+    # UMAP and t-SNE would scatter identical vectors (layer 0: every occurrence of a spelling) around their spot;
+    # they are fitted on the distinct vectors, and each occurrence takes its vector's place. (PCA keeps every row,
+    # so a repeated vector still weighs as often as it occurs.)
+    distinct, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    fit_x, fit_previous = x, previous
+    if chosen in ("umap", "tsne") and len(distinct) < n:
+        if len(distinct) < (4 if chosen == "umap" else 5):
+            chosen, note = "pca", (f"Only {len(distinct)} distinct vectors among the {n} points (identical ones share "
+                                   f"a spot): showing PCA.")
+        else:
+            fit_x, fit_previous = distinct, None if previous is None else previous[first]
     if chosen == "pca":
         coords = pca_2d(x)
     elif chosen == "umap":
-        coords = _umap_fit(x, seed, previous)
+        coords = _umap_fit(fit_x, seed, fit_previous)
     else:
-        coords, _ = tsne_fit(x, seed, previous)
+        coords, _ = tsne_fit(fit_x, seed, fit_previous)
+    # Identical vectors get one spot, bit for bit (PCA's rows can differ in the last bit by their position).
+    coords = coords[inverse] if fit_x is not x else coords[first][inverse]
     if previous is not None:
         coords = procrustes_align(coords, previous)
     return Projection(coords, chosen, note)

@@ -205,6 +205,8 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
             return default
         if not lo <= value <= hi:
             kept = default if reset else min(max(value, lo), hi)
+            if said is None and shown(value) in (shown(lo), shown(hi)):  # 3.0000001 would print as 3: quote it
+                said = _quote(raw[:40])
             notes.append(f"The link's {label}{said or shown(value)} is outside {shown(lo)} to {shown(hi)}; "
                          f"using {shown(kept)}.")
             return kept

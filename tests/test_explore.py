@@ -467,3 +467,23 @@ def test_exact_case_occurrences_still_follow_the_one_rule():
 def test_the_token_budget_counts_both_copies_of_the_table():
     assert ex.tokens_in_budget(96 * 2**20, 3, 256) == 96 * 2**20 // (3 * 256 * 4 * 2) == 16384
     assert ex.tokens_in_budget(10, 3, 256) == 0
+
+
+@pytest.mark.parametrize("method", ["umap", "tsne"])
+def test_identical_vectors_share_one_spot_in_umap_and_tsne(method):
+    """Layer 0 gives every occurrence of a spelling the same vector; the map must not scatter them."""
+    if method == "umap":
+        pytest.importorskip("umap")
+    rng = np.random.default_rng(3)
+    spellings = rng.normal(size=(6, 8))
+    which = np.array([0] * 8 + [1] * 4 + [2, 3, 4, 5] * 2)
+    p = ex.project(spellings[which], method)
+    assert p.method == method
+    for k in range(6):
+        spots = p.coords[which == k]
+        np.testing.assert_array_equal(spots, np.repeat(spots[:1], len(spots), axis=0))
+    assert len(np.unique(p.coords, axis=0)) == 6
+    # two spellings among sixteen occurrences: too few distinct vectors for UMAP, so PCA with a note saying why
+    two = ex.project(spellings[[0] * 14 + [1] * 2], method)
+    assert two.method == "pca" and "Only 2 distinct vectors among the 16 points" in two.note
+    assert len(np.unique(two.coords, axis=0)) == 2

@@ -73,6 +73,7 @@ def test_typed_text_and_defaults():
     ({"q": "99999999"}, {"query": 0}, "query occurrence #99,999,999 is outside 1 to 1,000,000; using 1."),
     ({"k": "1" + "0" * 5000}, {}, "is too large; using"),
     ({"g": "1e400"}, {}, "is too large; using 1"),
+    ({"g": "3.0000001"}, {"gamma": 3.0}, "The link's γ '3.0000001' is outside 0.1 to 3; using 3."),
     ({"clusters": "1e23"}, {"clusters": 6}, "is outside 0 (chosen by silhouette) to 6; using 6"),
     ({"clusters": "two"}, {"clusters": 0}, "is not a number; using 0 (chosen by silhouette)."),
     ({"proj": "<script>alert(1)</script>"}, {}, "unknown projection '<script>"),
