@@ -107,8 +107,13 @@ def discover(x: np.ndarray, k: int | None = None, k_max: int = MAX_CLUSTERS,
         return None
     ks = list(k_range(len(keep), k_max))
     chosen_by = "silhouette"
+    notes = []
     if k is not None:
-        ks, chosen_by = [int(min(max(k, ks[0]), ks[-1]))], "manual"
+        clipped = int(min(max(k, ks[0]), ks[-1]))
+        if clipped != k:
+            allowed = f"only {ks[0]}" if ks[0] == ks[-1] else f"{ks[0]} to {ks[-1]}"
+            notes.append(f"{k} clusters were asked for; {len(keep)} occurrences allow {allowed}, so {clipped}.")
+        ks, chosen_by = [clipped], "manual"
     silhouettes: dict[int, float] = {}
     splits: dict[int, np.ndarray] = {}
     for kk in ks:
@@ -122,8 +127,9 @@ def discover(x: np.ndarray, k: int | None = None, k_max: int = MAX_CLUSTERS,
     best = max(silhouettes, key=lambda kk: (silhouettes[kk], -kk))
     labels = np.full(n, NO_CLUSTER, dtype=np.int64)
     labels[keep] = _renumber(splits[best])
-    note = "" if len(keep) == n else f"{n - len(keep)} all-zero vector(s) left out."
-    return SenseClusters(labels, best, silhouettes, chosen_by, note)
+    if len(keep) < n:
+        notes.append(f"{n - len(keep)} all-zero vector(s) left out.")
+    return SenseClusters(labels, best, silhouettes, chosen_by, " ".join(notes))
 
 
 def agreement(clusters: SenseClusters, labels: Sequence[str | None]) -> Agreement | None:

@@ -36,7 +36,11 @@ def test_manual_k_overrides_and_is_clipped():
     three = cl.discover(x, k=3)
     assert three.k == 3 and three.chosen_by == "manual" and list(three.silhouettes) == [3]
     assert len(set(three.labels.tolist())) == 3
-    assert cl.discover(x[:4], k=9).k == 3  # at most n - 1 clusters
+    assert three.note == ""  # nothing was cut
+    cut = cl.discover(x[:4], k=9)
+    assert cut.k == 3  # at most n - 1 clusters, and the Senses tab says so
+    assert cut.note == "9 clusters were asked for; 4 occurrences allow 2 to 3, so 3."
+    assert cl.discover(x[:3], k=6).note == "6 clusters were asked for; 3 occurrences allow only 2, so 2."
 
 
 def test_nothing_to_split():
