@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.clusters import discover
+from app.safe import visible
 from elmo_core.embedder import Progress, embed_in_chunks
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 from elmo_core.wordforms import is_form, same_case, word_forms
@@ -31,7 +32,8 @@ MAX_TOKENS_PER_LINE = 100  # tokens kept per sentence
 MAX_TOKEN_BYTES = 48  # the char-CNN reads the first 48 UTF-8 bytes of a token (ELMo max_characters_per_token 50 - 2)
 MAX_CONTEXT_POINTS = 1500  # grey context tokens drawn on the map
 MAX_URL_TEXT = 4000  # longer inputs are not put in the shareable link
-MAX_RAW_LINE_CHARS = MAX_LINE_CHARS + 44  # a line with its "[label] " (labels have at most 40 characters)
+MAX_LABEL_CHARS = 40  # characters between a label's brackets; a longer "[...]" stays part of the sentence, with a note
+MAX_RAW_LINE_CHARS = MAX_LINE_CHARS + MAX_LABEL_CHARS + 4  # a line with its "[label] "
 MAX_TEXT_CHARS = MAX_LINES * (MAX_RAW_LINE_CHARS + 1)  # the text box holds at most what can be used
 MIN_POINTS_FOR_MAP = 3  # a 2-D projection of fewer points means nothing
 MIN_POINTS_FOR_UMAP = 15  # below this, PCA is the honest choice (see APP_NOTES.md)
@@ -61,7 +63,11 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
-_LABEL = re.compile(r"^\s*\[([^\[\]]{0,40})\]\s*(.*)$", re.DOTALL)
+_LABEL = re.compile(rf"^\s*\[([^\[\]]{{0,{MAX_LABEL_CHARS}}})\]\s*(.*)$", re.DOTALL)
+_LONG_LABEL = re.compile(rf"^\s*\[[^\[\]]{{{MAX_LABEL_CHARS + 1},}}\]")  # looks like a label, but too long for one
+LABEL_HELP = (f"A sense label is the text in square brackets at the start of a line, at most {MAX_LABEL_CHARS} "
+              "characters: `[river] We sat on the bank.` Labels colour the map and score how well the senses "
+              "separate. Longer bracketed text is read as part of the sentence, with a note.")
 
 
 # ---- input -----------------------------------------------------------------------------------------
@@ -107,18 +113,23 @@ def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
     ``elmo_core.text`` defines lines), each at most ``MAX_RAW_LINE_CHARS`` characters.
 
     Returns:
-        (text for the text box, a note for the user or "").
+        (text for the text box, a note for the user or ""). A long line whose sentence is still longer than
+        ``MAX_LINE_CHARS`` in the box is not in the note: ``parse_input`` says that it was cut.
     """
-    from elmo_core.text import split_lines
+    from elmo_core.text import clean_line, split_lines
     lines = [ln for ln in split_lines(text) if ln.strip()]
     notes = []
     if len(lines) > MAX_LINES:
         notes.append(f"only the first {MAX_LINES} of its {len(lines):,} lines were read")
         lines = lines[:MAX_LINES]
-    long = sum(len(ln) > MAX_RAW_LINE_CHARS for ln in lines)
-    if long:
-        notes.append(f"{long} line(s) longer than {MAX_LINE_CHARS} characters were cut")
-        lines = [ln[:MAX_RAW_LINE_CHARS] for ln in lines]
+    # A line cut here nearly always keeps a sentence over MAX_LINE_CHARS, which parse_input cuts again and reports
+    # under the text box: this note only counts the cuts parse_input cannot see (the line's label, spaces or
+    # invisible characters took the room), so each cut is reported once.
+    unseen = sum(len(parse_label(clean_line(ln[:MAX_RAW_LINE_CHARS]))[1]) <= MAX_LINE_CHARS
+                 for ln in lines if clean_line(ln[MAX_RAW_LINE_CHARS:]).strip())
+    if unseen:
+        notes.append(f"{unseen} line(s) were cut to their first {MAX_RAW_LINE_CHARS:,} characters")
+    lines = [ln[:MAX_RAW_LINE_CHARS] for ln in lines]
     return "\n".join(lines), (f"From {name}: " + "; ".join(notes) + ".") if notes else ""
 
 
@@ -168,16 +179,19 @@ def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
     if tokenizer is None:
         from elmo_core.tokenize import tokenize as tokenizer
     from elmo_core.text import clean_line, split_lines
-    raw_lines = [ln for ln in (clean_line(raw) for raw in split_lines(text)) if ln.strip()]
+    numbered = [(i, ln) for i, ln in enumerate((clean_line(raw) for raw in split_lines(text)), 1) if ln.strip()]
     notes: list[str] = []
-    if len(raw_lines) > max_lines:
-        notes.append(f"Only the first {max_lines} of {len(raw_lines)} lines are used (cap of {max_lines} sentences).")
-        raw_lines = raw_lines[:max_lines]
+    if len(numbered) > max_lines:
+        notes.append(f"Only the first {max_lines} of {len(numbered)} lines are used (cap of {max_lines} sentences).")
+        numbered = numbered[:max_lines]
     lines: list[Line] = []
     long_lines = cut_lines = label_only = 0
     long_tokens: list[str] = []
-    for raw in raw_lines:
+    long_labels: list[tuple[int, str]] = []  # (line number in the text, the bracketed text) read as sentence
+    for number, raw in numbered:
         label, sentence = parse_label(raw)
+        if label is None and (m := _LONG_LABEL.match(raw)):
+            long_labels.append((number, m.group(0).strip()))
         if len(sentence) > MAX_LINE_CHARS:
             sentence, long_lines = sentence[:MAX_LINE_CHARS], long_lines + 1
         tokens = tokenizer(sentence)
@@ -198,7 +212,25 @@ def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
         example = long_tokens[0] if len(long_tokens[0]) <= 30 else long_tokens[0][:30] + "…"
         notes.append(f"{len(long_tokens)} token(s) are longer than {MAX_TOKEN_BYTES} UTF-8 bytes (e.g. '{example}'): "
                      f"the char-CNN reads only their first {MAX_TOKEN_BYTES} bytes, as the original ELMo does.")
+    if long_labels:
+        notes.append(long_label_note(long_labels))
     return ParsedInput(lines, notes)
+
+
+def long_label_note(long_labels: Sequence[tuple[int, str]]) -> str:
+    """The note for lines that start with a bracketed text too long to be a label ((line number, "[text]") each):
+    they say which lines, quote the first, and that it was read as part of the sentence."""
+    numbers = [str(n) for n, _ in long_labels]
+    first = long_labels[0][1]
+    quoted = f"'{visible(first if len(first) <= 50 else first[:46] + '…]')}'"
+    if len(numbers) == 1:
+        what = f"Line {numbers[0]}: {quoted} is"
+    else:
+        listed = (f"{', '.join(numbers[:-1])} and {numbers[-1]}" if len(numbers) <= 5
+                  else f"{', '.join(numbers[:5])} and {len(numbers) - 5} more")
+        what = f"Lines {listed}: their bracketed text (e.g. {quoted}) is"
+    return (f"{what} longer than {MAX_LABEL_CHARS} characters, so it was read as part of the sentence, not as a "
+            f"label. Shorten it to {MAX_LABEL_CHARS} characters or fewer to use it as a label.")
 
 
 # ---- words and occurrences ------------------------------------------------------------------------

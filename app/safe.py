@@ -5,7 +5,8 @@ dataset names, error messages that quote them) goes through ``md`` before it rea
 renders as markdown (``st.markdown``, ``st.caption``, ``st.warning``/``info``/``error``/``success``, widget
 labels, ``st.table`` cells), and through ``plot`` before it reaches plotly text that plotly renders as its pseudo-HTML (trace
 names in the legend, tick labels, hover text, titles). Plain-text places (dataframes, ``st.text``,
-selectbox options, ``st.code``) need neither.
+selectbox options, ``st.code``) need neither. A message that quotes a user's word or label puts it through
+``visible`` first, so an invisible character in it (a zero-width space) shows as its escape instead of vanishing.
 """
 from __future__ import annotations
 
@@ -37,6 +38,17 @@ def md(text: object) -> str:
         every markdown-significant ASCII character backslash-escaped.
     """
     return _MD_SPECIAL.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, clean_line(str(text))))
+
+
+def visible(text: object) -> str:
+    """``text`` with every character that shows nothing or not itself (the ones Python's ``str.isprintable``
+    refuses: control and format characters such as a zero-width space, line separators, no-break spaces) written
+    as its escape, as ``repr`` writes it (``"ba\\u200bnk"``, ``"a\\tb"``), so a message that quotes a user's
+    word or label shows why it differs from one that looks the same. Plain text: ``md`` it for markdown."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def plot(text: object) -> str:

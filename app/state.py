@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from app import explore as ex
 from app.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
 from app.frame import Controls
-from app.safe import md
+from app.safe import md, visible
 from elmo_core.paths import BUNDLED_MODELS
+from elmo_core.text import clean_line
 
 PREFIX = "explorer_"
 
@@ -248,6 +249,15 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     if len(word) > 100:
         notes.append("The link's word is longer than 100 characters; ignored.")
         word = ""
+    kept = "".join(ch for ch in word if clean_line(ch))  # without the invisible characters sentences lose too
+    if kept != word:
+        removed = ", ".join(f"U+{ord(ch):04X}" for ch in dict.fromkeys(word) if not clean_line(ch))
+        if kept.strip():
+            notes.append(f"The link's word {_quote(word)} contains invisible characters ({removed}), which the "
+                         f"explorer also removes from sentences; looking for {_quote(kept)}.")
+        else:
+            notes.append(f"The link's word {_quote(word)} has only invisible characters ({removed}); ignored.")
+        word = kept if kept.strip() else ""
     weights: tuple[float, ...] = ()
     if get.get("w"):
         try:
@@ -431,7 +441,7 @@ def pick_word(state: MutableMapping, counts: Mapping[str, int], lines: Sequence[
             return ""
     suggested = ex.suggest_word(lines, fold_case)
     if isinstance(asked, str) and asked.strip() and first_text:
-        note = (f"The link's word “{md(asked)}” does not occur in these sentences; showing "
+        note = (f"The link's word “{md(visible(asked))}” does not occur in these sentences; showing "
                 f"“{md(suggested)}”, the most frequent word here.")
     state[WORD] = suggested
     return note

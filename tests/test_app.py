@@ -143,7 +143,7 @@ def test_shared_link_restores_the_view():
 
 
 def test_layers_tab_scores_layer0_at_chance():
-    at = start(ex="bank", word="bank")
+    at = start(ex="bank", word="bank", tab="similarity")
     no_errors(at)
     scores = frame_of(at).separation
     assert len(scores) == 4  # layers 0, 1, 2 and the mix
@@ -151,13 +151,13 @@ def test_layers_tab_scores_layer0_at_chance():
     # points among the 11 tied neighbours, (6 - 1) / 11, which is also the chance level.
     assert scores[0].knn_accuracy == pytest.approx(5 / 11)
     assert scores[0].chance == pytest.approx(5 / 11)
-    heatmaps = json.loads(at.get("plotly_chart")[1].proto.spec)
+    heatmaps = json.loads(at.get("plotly_chart")[0].proto.spec)  # only the open tab is drawn
     layer0 = np.array(values(heatmaps["data"][0]["z"]))
     np.testing.assert_allclose(layer0, np.ones((12, 12)), atol=1e-6)
 
 
 def test_neighbours_follow_the_query_occurrence():
-    at = start(ex="bank", word="bank")
+    at = start(ex="bank", word="bank", tab="neighbours")
     first = frame_of(at).neighbours
     assert len(first) == 10 and all(0 <= n[2] <= 1.0001 for n in first)
     at.selectbox(key="explorer_query").set_value(7).run()
@@ -166,6 +166,10 @@ def test_neighbours_follow_the_query_occurrence():
     assert frame_of(at).neighbours != first
     at.checkbox(key="explorer_same_word").check().run()
     assert {n[0].lower() for n in frame_of(at).neighbours} == {"bank"}
+    from app import state
+    at.session_state[state.TAB] = state.TABS["map"]  # the map tab, as a click on it does
+    at.run()
+    assert frame_of(at).query == 7
     spec = map_spec(at)
     ring = next(t for t in spec["data"] if t["name"] == "neighbours query")
     assert ring["customdata"] == [[7]]
@@ -187,7 +191,7 @@ def test_reference_corpus_neighbours(monkeypatch, tmp_path):
     write_reference(tmp_path / "ref", ["The bank of the river flooded .", "She works at a bank .", "Nothing here .",
                                        "Banks lend money ."], [("the", 9), ("bank", 5), ("river", 2), ("money", 1)], {})
     monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "ref"))
-    at = start(ex="bank", word="bank")
+    at = start(ex="bank", word="bank", tab="neighbours")
     no_errors(at)
     found = frame_of(at).reference_neighbours
     assert len(found) == 2 and all(k.target == "bank" for _, k in found)
@@ -206,7 +210,7 @@ def test_reference_corpus_neighbours(monkeypatch, tmp_path):
 
 
 def test_no_reference_corpus_is_said_not_hidden():
-    at = start(ex="bank", word="bank")  # app_env points ELMO_EXPLORER_REFERENCE at a missing folder
+    at = start(ex="bank", word="bank", tab="neighbours")  # app_env points ELMO_EXPLORER_REFERENCE at a missing folder
     no_errors(at)
     assert any("No reference corpus" in str(i.value) for i in at.info)
     assert "among your sentences' words" in frame_of(at).layer0_note
@@ -232,6 +236,14 @@ def test_word_not_there():
     no_errors(at)  # a new text: its own word, without a note
     assert at.selectbox(key="explorer_word").value == "bat"
     assert "does not occur" not in " ".join(shown(i.value) for i in at.info) + warnings(at)
+
+
+def test_word_with_a_zero_width_space_in_link():
+    at = start(ex="bank", word="ba\u200bnk")  # ?ex=bank&word=ba%E2%80%8Bnk
+    no_errors(at)
+    assert ("The link's word 'ba\\u200bnk' contains invisible characters (U+200B), which the explorer also removes "
+            "from sentences; looking for 'bank'.") in warnings(at)
+    assert at.selectbox(key="explorer_word").value == "bank"
 
 
 @pytest.mark.parametrize("text, n", [("The bank closed.\nWe walked home.", 1), ("One bank.\nTwo banks and a bank.", 2)])
@@ -278,7 +290,7 @@ def test_thousands_of_lines_are_capped():
     no_errors(at)
     assert f"first {ex.MAX_LINES} of 2000 lines" in warnings(at)
     assert len(frame_of(at).rows) == ex.MAX_LINES
-    assert "too long to keep in the link" in warnings(at) and "s" not in at.query_params
+    assert any("too long to keep in the link" in c.value for c in at.caption) and "s" not in at.query_params
 
 
 def test_only_punctuation():
@@ -388,14 +400,30 @@ def test_session_keeps_at_most_its_budget_of_activations(monkeypatch):
 # ---- zero vectors, control and zero-width characters -----------------------------------------------------------
 
 
+def test_only_the_open_tab_is_drawn_and_a_link_can_open_any():
+    from app import state
+    at = start(ex="bank", word="bank")  # the map tab: one chart, no neighbour controls
+    assert len(at.get("plotly_chart")) == 1 and not at.get("download_button")
+    assert not [s for s in at.selectbox if s.key == state.QUERY]
+    at = start(ex="bank", word="bank", tab="export", w="0,0,3")  # straight to Export: the map's HTML is offered
+    no_errors(at)
+    assert not at.get("plotly_chart")
+    assert [b.proto.label for b in at.get("download_button")] == [
+        "Mix vectors (CSV)", "Mix vectors (.npz)", "All layers (.npz)", "Projector files (.zip)",
+        "2-D coordinates (CSV)", "Map (HTML, offline)"]
+
+
 def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
     from app import state
-    at = start(ex="bank", word="bank", show="layers", clusters="3", compare="default,lm-only", tab="compare")
+    link = dict(ex="bank", word="bank", show="layers", clusters="3", compare="default,lm-only")
+    at = start(**link)  # the map tab: the four layers side by side
+    no_errors(at)
+    maps = at.session_state[state.private("layer_maps")]
+    assert len(maps.coords) == 4 and all(c.shape == (12, 2) for c in maps.coords)
+    at = start(**link, tab="compare")
     no_errors(at)
     frame = frame_of(at)
     assert frame.clusters.k == 3 and frame.clusters.chosen_by == "manual"
-    maps = at.session_state[state.private("layer_maps")]
-    assert len(maps.coords) == 4 and all(c.shape == (12, 2) for c in maps.coords)
     sides = at.session_state[state.private("compare_sides")]
     assert [s.key for s in sides] == ["bundled:default", "bundled:lm-only"]  # the startup model is the fixture
     assert all(s.frame.vectors.shape[0] == 12 for s in sides) and sides[1].aligned
@@ -405,6 +433,8 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
     assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
     # the Senses tab lists every occurrence once, in its cluster
     # (one element for all clusters: a heading and a concordance table each, 12 target marks in all)
+    at = start(**link, tab="senses")
+    no_errors(at)
     (senses,) = [str(h.proto.body) for h in at.get("html") if "<b>cluster 1</b>" in str(h.proto.body)]
     assert all(f"<b>cluster {c}</b>" in senses for c in (1, 2, 3)) and "<b>cluster 4</b>" not in senses
     assert senses.count("<mark>") == 12

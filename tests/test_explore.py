@@ -41,6 +41,25 @@ def test_parse_label_edge_cases():
     assert len(parsed.lines) == 1 and "label but no sentence" in parsed.notes[0]
 
 
+def test_a_label_longer_than_the_limit_is_read_as_sentence_with_a_note():
+    limit = "x" * ex.MAX_LABEL_CHARS
+    assert ex.MAX_LABEL_CHARS == 40 and ex.parse_label(f"[{limit}] the bank") == (limit, "the bank")
+    long = "financial institution where money is kept"  # 42 characters
+    text = f"[river] the bank\n\n[{long}] my bank\n[{limit}] a bank"
+    parsed = ex.parse_input(text, tokenizer=split)
+    assert [(ln.label, ln.text) for ln in parsed.lines] == [
+        ("river", "the bank"), (None, f"[{long}] my bank"), (limit, "a bank")]
+    # the line number counts the empty line, as the text box shows it
+    assert parsed.notes == [f"Line 3: '[{long}]' is longer than 40 characters, so it was read as part of the "
+                            "sentence, not as a label. Shorten it to 40 characters or fewer to use it as a label."]
+    many = ex.parse_input("\n".join(f"[{'ab ' * 20}] bank {i}" for i in range(7)), tokenizer=split)
+    first = "[" + ("ab " * 20)[:45] + "…]"  # the first one, cut
+    assert many.notes == [f"Lines 1, 2, 3, 4, 5 and 2 more: their bracketed text (e.g. '{first}') is longer than "
+                          "40 characters, so it was read as part of the sentence, not as a label. Shorten it to 40 "
+                          "characters or fewer to use it as a label."]
+    assert "at most 40 characters" in ex.LABEL_HELP  # the text box's help states the limit
+
+
 def test_parse_caps_lines_tokens_and_long_tokens():
     text = "\n".join(f"line {i}" for i in range(1200))
     parsed = ex.parse_input(text, tokenizer=split, max_lines=500)
@@ -427,10 +446,23 @@ def test_uploaded_text_is_cut_to_what_is_used():
     text = "\n".join(f"sentence {i} " + "x" * (2000 if i == 3 else 5) for i in range(5000))
     box, note = ex.text_for_box(text, "big.txt")
     assert len(box.split("\n")) == ex.MAX_LINES and len(box) <= ex.MAX_TEXT_CHARS
-    assert note == ("From big.txt: only the first 500 of its 5,000 lines were read; 1 line(s) longer than "
-                    "1000 characters were cut.")
+    assert note == "From big.txt: only the first 500 of its 5,000 lines were read."  # the cut: parse_input's note
     assert ex.parse_input(box, str.split).lines == ex.parse_input(text, str.split).lines[:3] + \
         ex.parse_input(box, str.split).lines[3:4] + ex.parse_input(text, str.split).lines[4:500]
+
+
+def test_an_uploaded_long_line_is_reported_cut_once():
+    text = "[river] the bank " + "w " * 1500 + "\nshort bank line"
+    box, note = ex.text_for_box(text, "long.txt")
+    shown = [n for n in [note, *ex.parse_input(box, str.split).notes] if n]  # what the page shows after an upload
+    assert shown == ["1 line(s) longer than 1000 characters were cut.",
+                     "1 sentence(s) longer than 100 tokens were cut."]
+    assert sum("characters were cut" in n or "first 1,044 characters" in n for n in shown) == 1
+    # a cut parse_input cannot see (invisible characters took the room) is the upload note's, again once
+    hidden = "a " + "\u200b" * 600 + "y" * 900
+    box, note = ex.text_for_box(hidden, "z.txt")
+    assert note == "From z.txt: 1 line(s) were cut to their first 1,044 characters."
+    assert not any("characters were cut" in n for n in ex.parse_input(box, str.split).notes)
 
 
 def test_all_zero_vectors_are_left_out_of_separation():

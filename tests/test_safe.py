@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from app.safe import md, plot, shown
+from app.safe import md, plot, shown, visible
 from tests.conftest import IMAGE, LABEL_BIG, LABEL_LINK, LINK, STYLED, render_markdown
 
 
@@ -26,3 +26,10 @@ def test_md_renders_exactly_the_characters(text):
 def test_plot_escapes_pseudo_html():
     assert plot(LABEL_LINK) == '&lt;a href="https://example.org"&gt;link&lt;/a&gt;'
     assert "<" not in plot(LABEL_BIG) and plot("a & b") == "a &amp; b"
+
+
+def test_visible_writes_invisible_characters_as_escapes():
+    assert visible("bank") == "bank" and visible("naïve café") == "naïve café"
+    assert visible("ba\u200bnk") == "ba\\u200bnk" and visible("\ufeffa\u200db") == "\\ufeffa\\u200db"
+    assert visible("a\tb\x85c\u2028d\xa0e") == "a\\tb\\x85c\\u2028d\\xa0e"  # as repr writes them
+    assert shown(md(visible("ba\u200bnk"))) == "ba\\u200bnk"  # and md keeps the escape on the page

@@ -11,6 +11,7 @@ from app import explore as ex
 from app import state
 from app.examples import EXAMPLE_SETS
 from app.frame import Controls
+from app.safe import shown
 
 EXAMPLES = {name: e.text for name, e in EXAMPLE_SETS.items()}
 MODELS = ("default", "lm-only")
@@ -98,6 +99,18 @@ def test_a_hostile_link_keeps_what_is_valid():
     assert len(notes) == 2
     huge, notes = state.view_from_query({"s": "a" * (ex.MAX_TEXT_CHARS + 10)})
     assert len(huge.text) == ex.MAX_TEXT_CHARS and "longer than" in notes[0]
+
+
+def test_a_links_word_with_invisible_characters_says_so():
+    params = dict(urllib.parse.parse_qsl("ex=bank&word=ba%E2%80%8Bnk"))  # a zero-width space inside "bank"
+    assert params["word"] == "ba\u200bnk"
+    view, notes = state.view_from_query(params, EXAMPLES, MODELS)
+    assert view.word == "bank"  # the sentences lose it too (elmo_core.text.clean_line), so the word matches
+    assert notes == ["The link's word 'ba\\u200bnk' contains invisible characters (U+200B), which the explorer also "
+                     "removes from sentences; looking for 'bank'."]
+    view, notes = state.view_from_query({"ex": "bank", "word": "\ufeff\u200d"}, EXAMPLES, MODELS)
+    assert view.word == "" and notes == ["The link's word '\\ufeff\\u200d' has only invisible characters "
+                                         "(U+FEFF, U+200D); ignored."]
 
 
 def test_session_start_reads_the_link_once():
@@ -268,6 +281,12 @@ def test_the_word_box_holds_a_word_of_the_sentences():
     assert ss[state.WORD] == "bank" and "does not occur in these sentences" in note and "<b>" not in note
     ss[state.WORD] = "bat"
     assert state.pick_word(ss, counts, lines, True) == "" and ss[state.WORD] == "bank"  # a later text: no note
+    # a word whose invisible characters the sentences do not lose: the note shows them, not a second "bank"
+    for asked, quoted in [("ba\u200bnk", "ba\\u200bnk"), ("ba\tnk", "ba\\tnk")]:
+        ss = {state.WORD: asked, state.SENTENCES: "x"}
+        note = state.pick_word(ss, counts, lines, True)
+        assert shown(note) == (f"The link's word “{quoted}” does not occur in these sentences; showing “bank”, "
+                               "the most frequent word here.")
 
 
 def test_what_a_link_cannot_carry():

@@ -129,6 +129,7 @@ def input_section() -> ex.ParsedInput:
     with left:
         st.text_area("One sentence per line. Optional sense label in front: `[river] We sat on the bank.`",
                      key=state.SENTENCES, height=150 if presenting() else 230, max_chars=ex.MAX_TEXT_CHARS,
+                     help=ex.LABEL_HELP,
                      placeholder="[river] We sat on the bank of the river.\n[money] I went to the bank to pay in a cheque.")
     parsed = resources.parse_sentences(ss.get(state.SENTENCES) or "")
     for note in parsed.notes:
@@ -207,6 +208,11 @@ def reference_table(model: resources.LoadedModel, word: str, inflections: bool) 
         bar.empty()
 
 
+# Only the open tab is drawn (a first map sooner, less work per slider move): its widgets keep their values
+# while another tab is open, and across a visit to another page, as the URL and the export need them.
+KEEP = "session"
+
+
 # ---- the live part: sliders, map, neighbours, similarity, export --------------------------------------------
 def weights_section(num_layers: int) -> None:
     st.subheader("3 · Layer weights")
@@ -268,20 +274,16 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     share_row(model, num_layers)
     labels = list(state.TABS.values())
     tabs = st.tabs(labels, key=state.TAB, on_change="rerun")
-    with tabs[0]:
-        if frame.same_vector:
-            st.info(same_vector_note(frame))
-        map_tab(frame, occurrences, table, model.display_name)
-    with tabs[1]:
-        neighbours_tab(frame, occurrences, table)
-    with tabs[2]:
-        similarity_tab(frame, occurrences)
-    with tabs[3]:
-        senses_tab(frame, occurrences, table)
-    with tabs[4]:
-        compare_tab(model, table, frame, occurrences)
-    with tabs[5]:
-        export_tab(table, occurrences, frame, model)
+    views = (lambda: map_view(frame, occurrences, table, model.display_name),
+             lambda: neighbours_tab(frame, occurrences, table),
+             lambda: similarity_tab(frame, occurrences),
+             lambda: senses_tab(frame, occurrences, table),
+             lambda: compare_tab(model, table, frame, occurrences),
+             lambda: export_tab(table, occurrences, frame, model))
+    for tab, view in zip(tabs, views):
+        with tab:
+            if tab.open:
+                view()
     sync_url(num_layers, model)
     state.remember(ss)
 
@@ -318,6 +320,27 @@ def copy_button(link: str) -> None:
         "};</script>", height=40, width="stretch")
 
 
+def map_view(frame: Frame, occurrences, table, model_name: str) -> None:
+    if frame.same_vector:
+        st.info(same_vector_note(frame))
+    map_tab(frame, occurrences, table, model_name)
+
+
+def colour_choices(frame: Frame, occurrences) -> list[str]:
+    """The map's "colour by" choices here; a remembered choice that does not apply becomes the first."""
+    return state.color_by_choices(ss, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
+                                  frame.clusters is not None)
+
+
+def map_figure(frame: Frame, occurrences, table, model_name: str):
+    """The contexts map of the current frame, titled with its settings: what the map tab draws and what the Export
+    tab saves (built again there, since only the open tab is drawn and a saved copy could be an older mix's)."""
+    colour_choices(frame, occurrences)
+    settings = exports.Settings.of_frame(frame, model_name)
+    return figures.frame_map(frame, occurrences, table, ss[state.COLOR_BY],
+                             title=exports.map_title(settings, method_name(frame.projection.method)))
+
+
 def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     n = len(occurrences)
     proj = frame.projection
@@ -326,20 +349,17 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
                    f"{ex.MIN_POINTS_FOR_MAP} points, so there is no map. The occurrences above, the neighbours and "
                    "the export still work.")
         return
-    choices = state.color_by_choices(ss, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
-                                     frame.clusters is not None)
+    choices = colour_choices(frame, occurrences)
     left, right = st.columns([1, 1], vertical_alignment="center")
     if len(choices) > 1:
-        left.radio("colour by", choices, key=state.COLOR_BY, horizontal=True,
+        left.radio("colour by", choices, key=state.COLOR_BY, persist_state=KEEP, horizontal=True,
                    help="cluster: the groups found in the current mix without using labels (Senses tab).")
-    right.radio("show", list(state.MAP_VIEWS.values()), key=state.MAP_VIEW, horizontal=True,
+    right.radio("show", list(state.MAP_VIEWS.values()), key=state.MAP_VIEW, persist_state=KEEP, horizontal=True,
                 help="Layer 0, 1, 2 and the current mix next to each other, each projected alone with the same "
                      "method and turned onto the mix's map, so you can see where context comes in.")
     color_by = ss[state.COLOR_BY]
-    method = method_name(proj.method)
     settings = exports.Settings.of_frame(frame, model_name)
-    fig = figures.frame_map(frame, occurrences, table, color_by, title=exports.map_title(settings, method))
-    ss[state.private("map_figure")] = fig
+    fig = map_figure(frame, occurrences, table, model_name)
     st.plotly_chart(chart(fig), key=state.MAP_CHART, on_select="rerun", selection_mode="points", width="stretch",
                     config=exports.png_config(exports.file_stem(frame.word, model_name, "map")))
     st.caption(map_caption(frame))
@@ -368,10 +388,10 @@ def neighbours_tab(frame: Frame, occurrences, table) -> None:
     n = len(occurrences)
     lines = table.lines
     c1, c2, c3 = st.columns([3, 1, 1.6], vertical_alignment="bottom")
-    c1.selectbox("Query occurrence (or click a point on the map)", list(range(n)), key=state.QUERY,
+    c1.selectbox("Query occurrence (or click a point on the map)", list(range(n)), key=state.QUERY, persist_state=KEEP,
                  format_func=lambda i: query_option(occurrences, lines, i))
-    c2.number_input("k", min_value=state.K_RANGE[0], max_value=state.K_RANGE[1], key=state.K)
-    c3.checkbox("same word only", key=state.SAME_WORD,
+    c2.number_input("k", min_value=state.K_RANGE[0], max_value=state.K_RANGE[1], key=state.K, persist_state=KEEP)
+    c3.checkbox("same word only", key=state.SAME_WORD, persist_state=KEEP,
                 help="Search only the other occurrences of the target word, as the ELMo paper's Table 4 does.")
     query_rows, query_columns = occurrence_lines(occurrences, lines, [frame.query], chars=80)
     st.html(kwic_table(query_rows, [("query", "n", query_columns[0][2])]))
@@ -422,7 +442,7 @@ def colour_by_cluster() -> None:
 def senses_tab(frame: Frame, occurrences, table) -> None:
     n = len(occurrences)
     c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
-    c1.selectbox("number of clusters", [0] + list(range(2, state.MAX_CLUSTERS + 1)), key=state.N_CLUSTERS,
+    c1.selectbox("number of clusters", [0] + list(range(2, state.MAX_CLUSTERS + 1)), key=state.N_CLUSTERS, persist_state=KEEP,
                  format_func=lambda k: "auto (best silhouette)" if k == 0 else str(k),
                  help="Auto tries 2 to 6 clusters and keeps the split with the highest silhouette.")
     found = frame.clusters
@@ -469,9 +489,9 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
                 "compare it with this one.")
         return
     c1, c2 = st.columns(2)
-    c1.selectbox("left model", list(specs), key=state.COMPARE_A, index=None, placeholder="pick a model",
+    c1.selectbox("left model", list(specs), key=state.COMPARE_A, persist_state=KEEP, index=None, placeholder="pick a model",
                  format_func=specs.get)
-    c2.selectbox("right model", list(specs), key=state.COMPARE_B, index=None, placeholder="pick a model",
+    c2.selectbox("right model", list(specs), key=state.COMPARE_B, persist_state=KEEP, index=None, placeholder="pick a model",
                  format_func=specs.get)
     a, b = ss.get(state.COMPARE_A), ss.get(state.COMPARE_B)
     if a is None or b is None:
@@ -570,10 +590,9 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
         c3.download_button("2-D coordinates (CSV)",
                            lambda: exports.coords_csv(lines, occurrences, frame.occurrence_coords, settings, clusters),
                            file_name=stem("map") + ".csv", mime="text/csv", key=state.key("dl_coords"), on_click="ignore")
-        fig = ss.get(state.private("map_figure"))
-        if fig is not None:
-            c3.download_button("Map (HTML, offline)",
-                               lambda: fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8"),
+        if frame.projection.coords is not None:
+            c3.download_button("Map (HTML, offline)", lambda: map_figure(frame, occurrences, table, model_name).to_html(
+                                   include_plotlyjs=True, full_html=True).encode("utf-8"),
                                file_name=stem("map") + ".html", mime="text/html", key=state.key("dl_html"), on_click="ignore",
                                help="The map as a page that works without a network.")
         c3.caption(f"PNG: the camera icon in the map's toolbar saves {stem('map')}.png with the map's title "
