@@ -98,6 +98,23 @@ class CharCNN(nn.Module):
             blocks.append(w.reshape(k * e, count))
         return torch.cat(blocks, dim=1)
 
+    def stacked_parameters(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(kernel (K * E, NF), bias (NF,), the all-padding window's value (NF,)): built again while any of them
+        needs gradients, else cached and rebuilt only when a conv or the character embedding changes (in place or
+        replaced). Building them cost 0.1-0.2 ms of a 14 ms batch-1 sentence of the published Small."""
+        params = [p for conv in self.convs for p in (conv.weight, conv.bias)] + [self.char_embedding.weight]
+        grad = torch.is_grad_enabled() and any(p.requires_grad for p in params)
+        key = tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in params)
+        hit = self.__dict__.get("_stacked")
+        if not grad and hit is not None and hit[0] == key:
+            return hit[1]
+        kernel = self.stacked_kernel()
+        bias = torch.cat([conv.bias for conv in self.convs])
+        pad_window = self.char_embedding.weight[PAD_ID].repeat(self.max_width) @ kernel
+        if not grad:
+            self.__dict__["_stacked"] = (key, (kernel, bias, pad_window))
+        return kernel, bias, pad_window
+
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
         """Token vectors from character ids.
 
@@ -126,8 +143,7 @@ class CharCNN(nn.Module):
             (N, NF) in the parameters' dtype, columns in filter order (as the reference's concat).
         """
         n, slots = ids.shape
-        kernel = self.stacked_kernel()  # (K * E, NF)
-        bias = torch.cat([conv.bias for conv in self.convs])
+        kernel, bias, pad_window = self.stacked_parameters()  # (K * E, NF), (NF,), (NF,)
         if n == 0:
             return kernel.new_zeros(0, kernel.shape[1])
         emb_dim, k = self.config.embedding_dim, self.max_width
@@ -138,7 +154,6 @@ class CharCNN(nn.Module):
         content = torch.where(ids == PAD_ID, 0, position).amax(dim=1)
         # The constant value of an all-padding window, and which tokens have one for each column
         # (a width-w window fits after the content when content <= W - w).
-        pad_window = self.char_embedding.weight[PAD_ID].repeat(k) @ kernel  # (NF,)
         has_pad_window = content.unsqueeze(1) <= slots - self.column_width  # (N, NF)
         # Window starts to compute: at least one (an all-padding token's first window is a real one).
         length = torch.where((ids == 0).all(dim=1), 1, content).clamp(min=1)

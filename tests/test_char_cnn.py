@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from elmo_core import batch_to_ids
+from elmo_core.char_cnn import PAD_ID
 from elmo_core.weights import load_bilm_from_elmo_files
 
 
@@ -75,3 +76,23 @@ def test_bfloat16_and_autocast_run(model):
             auto = model(ids).activations
     for a, b in zip(ref, auto):
         assert torch.nn.functional.cosine_similarity(a.flatten(), b.float().flatten(), dim=0) > 0.999
+
+
+def test_cached_kernel_follows_changed_weights(allennlp_files, awkward_ids):
+    """Inference reuses the stacked kernel, bias and padding-window value; changing a conv or the character
+    embedding in place, or replacing a parameter, must rebuild them."""
+    cnn = load_bilm_from_elmo_files(*allennlp_files).char_cnn
+    with torch.inference_mode():
+        cnn.pooled_convolutions(awkward_ids)
+        kernel = cnn.stacked_parameters()[0]
+        assert cnn.stacked_parameters()[0] is kernel  # cached
+    with torch.no_grad():
+        cnn.convs[2].weight.mul_(-2.0)
+        cnn.char_embedding.weight[PAD_ID].add_(0.5)
+    with torch.inference_mode():
+        torch.testing.assert_close(cnn.pooled_convolutions(awkward_ids), plain_pooled(cnn, awkward_ids),
+                                   atol=1e-6, rtol=1e-6)
+    cnn.convs[0].bias = torch.nn.Parameter(cnn.convs[0].bias.detach() + 1.0)
+    with torch.inference_mode():
+        torch.testing.assert_close(cnn.pooled_convolutions(awkward_ids), plain_pooled(cnn, awkward_ids),
+                                   atol=1e-6, rtol=1e-6)
