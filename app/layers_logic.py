@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 
@@ -195,9 +196,12 @@ def _line_count(text: str) -> int:
 
 def baseline_label(name: str, value: float) -> str:
     """A dotted line's label right of the plot: "chance 42.8", or the name over the value when one line would
-    not fit the right margin ("bag of context<br>62.9"). ``name``: plain text (escaped here)."""
+    not fit the right margin ("bag of context<br>62.9"), the name itself wrapped at spaces when it is longer than
+    a line ("layer-0 bag of<br>context<br>75.6"). ``name``: plain text (escaped here)."""
     one = f"{name} {value:.1f}"
-    return plot(one) if len(one) <= LABEL_CHARS else f"{plot(name)}<br>{value:.1f}"
+    if len(one) <= LABEL_CHARS:
+        return plot(one)
+    return "<br>".join(plot(part) for part in textwrap.wrap(name, LABEL_CHARS)) + f"<br>{value:.1f}"
 
 
 PAPER_OFFSET = 0.4  # the paper's diamonds sit right of their bar

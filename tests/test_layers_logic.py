@@ -121,7 +121,10 @@ def test_a_long_baseline_label_takes_two_lines_and_its_neighbour_keeps_clear():
     import plotly.graph_objects as go
     assert lg.baseline_label("chance", 42.8) == "chance 42.8"
     assert lg.baseline_label("bag of context", 62.9) == "bag of context<br>62.9"
-    assert lg.baseline_label("<b>x</b> long name here", 1.0) == "&lt;b&gt;x&lt;/b&gt; long name here<br>1.0"
+    assert lg.baseline_label("<b>x</b> long name here", 1.0) == "&lt;b&gt;x&lt;/b&gt; long<br>name here<br>1.0"
+    # the loo_sense probe's baseline (its first line was cut to "layer-0 bag of con" at 1,024 px)
+    label = lg.baseline_label("layer-0 bag of context", 75.6)
+    assert label == "layer-0 bag of<br>context<br>75.6" and max(map(len, label.split("<br>"))) <= lg.LABEL_CHARS
     fig = go.Figure()
     lg._right_labels(fig, [(50.0, "chance 50.0"), (51.0, lg.baseline_label("bag of context", 51.0))],
                      (0.0, 100.0), 250.0)
