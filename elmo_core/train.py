@@ -401,13 +401,14 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         if rank == 0:
             out.mkdir(parents=True, exist_ok=True)
             vocab.save(out / "vocab.txt")
-            (out / "config.json").write_text(json.dumps(asdict(cfg), indent=1))
     else:
         vocab = Vocabulary.build(train_sents, cfg.vocab_size, cfg.min_count)
         if rank == 0:
             out.mkdir(parents=True, exist_ok=True)
             vocab.save(out / "vocab.txt")
-            (out / "config.json").write_text(json.dumps(asdict(cfg), indent=1))
+    if rank == 0:  # on a resume too: the run's config.json (shipped as train_config.json) is the one in force
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps(asdict(cfg), indent=1))
     lengths = np.array([len(s) for s in train_sents])
 
     torch.manual_seed(cfg.seed)

@@ -72,6 +72,8 @@ def test_resume_continues_exactly(corpus, tmp_path):
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0, msg=key)
     meta = json.loads((tmp_path / "split" / "checkpoint" / "meta.json").read_text())
     assert (meta["step"], meta["epoch"], meta["batch_in_epoch"]) == (7, 1, 2)
+    # the run's config.json is the resumed run's (it ships as a model's train_config.json)
+    assert json.loads((tmp_path / "split" / "config.json").read_text())["max_steps"] == 7
 
 
 def test_ddp_two_cpu_processes(corpus, tmp_path):
