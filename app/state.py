@@ -268,7 +268,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
             notes.append(f"The link's weights w have more than {MAX_LINK_WEIGHTS} values; only the first "
                          f"{MAX_LINK_WEIGHTS} are read.")
         if not parsed or not all(math.isfinite(v) for v in parsed):
-            notes.append(f"The link's weights w = {_quote(get['w'])} are not a list of numbers; using equal weights.")
+            notes.append(f"The link's weights w = {_quote(get['w'])} are not a list of finite numbers; using equal weights.")
         else:
             lo, hi = W_RANGE
             weights = tuple(min(max(v, lo), hi) for v in parsed)

@@ -61,8 +61,8 @@ def test_typed_text_and_defaults():
 
 
 @pytest.mark.parametrize("params, expected, says", [
-    ({"w": "1,nan"}, {}, "not a list of numbers"),
-    ({"w": "abc"}, {}, "not a list of numbers"),
+    ({"w": "1,nan"}, {}, "not a list of finite numbers"),
+    ({"w": "abc"}, {}, "not a list of finite numbers"),
     ({"w": "99,-99,0"}, {"weights": (5.0, -5.0, 0.0)}, "clamped to 5, -5, 0"),
     ({"g": "lots"}, {}, "is not a number"),
     ({"g": "inf"}, {}, "not a finite number"),
