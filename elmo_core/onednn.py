@@ -19,21 +19,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .derived import cached
+
 # 2^21 float32 elements = 8 MB. Below it oneDNN measured slower here: e.g. Small's (1 x 1024) x (1024 x 128)
 # projection 0.06 ms against 0.02 ms, its hoisted input product (1408 x 128) x (128 x 4096) 25 ms against 12 ms.
 MIN_WEIGHT_ELEMENTS = 1 << 21
 ENABLED = True  # benchmarks and tests switch oneDNN off to compare
-
-
-class _Packs(dict):
-    """A module's packed weights (name -> (key, oneDNN tensors)). oneDNN tensors have no storage that
-    ``copy.deepcopy`` or pickling could copy, so a copied or saved module gets an empty cache and repacks on use."""
-
-    def __deepcopy__(self, memo):
-        return _Packs()
-
-    def __reduce__(self):
-        return (_Packs, ())
 
 
 def applies(weight: torch.Tensor, x: torch.Tensor) -> bool:
@@ -45,7 +36,8 @@ def applies(weight: torch.Tensor, x: torch.Tensor) -> bool:
 
 
 def packed(owner: nn.Module, name: str, weight: torch.Tensor, out_in: bool) -> torch.Tensor:
-    """``weight`` repacked for oneDNN as (out, in) matrices, cached on ``owner`` under ``name``.
+    """``weight`` repacked for oneDNN as (out, in) matrices, cached on ``owner`` under ``name`` (module ``derived``:
+    repacked when the weight changes; a copied or pickled module repacks on use).
 
     Args:
         owner: the module that holds the weight (the cache lives in its ``_onednn`` dict).
@@ -57,22 +49,17 @@ def packed(owner: nn.Module, name: str, weight: torch.Tensor, out_in: bool) -> t
     Returns:
         A oneDNN tensor (one matrix), or a list of them when ``weight`` has leading dims.
     """
-    cache = owner.__dict__.setdefault("_onednn", _Packs())
-    # data_ptr catches a replaced parameter, _version an in-place change (load_state_dict, optimiser step).
-    key = (weight.data_ptr(), weight._version, tuple(weight.shape))
-    hit = cache.get(name)
-    if hit is not None and hit[0] == key:
-        return hit[1]
+    return cached(owner, "_onednn", name, [weight], lambda: _pack(weight, out_in))
+
+
+def _pack(weight: torch.Tensor, out_in: bool):
     with torch.no_grad():
         dense = weight.detach()
         if not out_in:
             dense = dense.transpose(-1, -2)
         if dense.dim() == 2:
-            value = dense.contiguous().to_mkldnn()
-        else:
-            value = [m.contiguous().to_mkldnn() for m in dense.reshape(-1, *dense.shape[-2:])]
-    cache[name] = (key, value)
-    return value
+            return dense.contiguous().to_mkldnn()
+        return [m.contiguous().to_mkldnn() for m in dense.reshape(-1, *dense.shape[-2:])]
 
 
 def run_linear(layer: nn.Linear, x: torch.Tensor) -> torch.Tensor:
