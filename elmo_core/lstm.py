@@ -160,55 +160,67 @@ class BiLSTMLayer(nn.Module):
         cells = self.state_weight.shape[-1] // 4
         block = max(1, min(steps, -(-PRE_ROWS // b)))  # time steps per hoisted block
         buffer = x.new_empty(d, block, b, 4 * cells)
-        out = x.new_empty(d, steps, b, self.proj_weight.shape[-1])  # (2, T, B, P)
+        # Time-major outputs: step t's (2, B, P) block is contiguous, so the projection writes straight into it
+        # and it is the next step's h (no copy per step).
+        out = x.new_empty(steps, d, b, self.proj_weight.shape[-1])
         c = c.clone()
         c_new = torch.empty_like(c)
         gated = torch.empty_like(c)
-        h_buf = torch.empty_like(h)
-        z_buf = x.new_empty(d, b, 4 * cells)
         # The largest weights (published Original) go through oneDNN, one direction at a time (module onednn);
         # not the hoisted input product, where MKL measured faster inside the embedder (docs/performance.md).
         state_w = onednn.packed(self, "state", self.state_weight, out_in=False) \
             if onednn.applies(self.state_weight[0], x) else None
         proj_w = onednn.packed(self, "proj", self.proj_weight, out_in=False) \
             if onednn.applies(self.proj_weight[0], x) else None
+        # Into a contiguous buffer: in place on the strided view of the hoisted block, baddbmm_ falls back to one
+        # addmm per direction, which at batch 1 took twice as long (92 against 44 us for Small's weights). Its gate
+        # views are made once: at batch 1 a step is a few microseconds per operation, views included.
+        z_buf = x.new_empty(d, b, 4 * cells)
+        gates = self._gate_views(z_buf, cells)
+        # Locals: a module attribute costs a Python-level lookup, counted per step at batch 1.
+        state_weight, proj_weight, cell_clip, proj_clip = self.state_weight, self.proj_weight, self.cell_clip, self.proj_clip
         for t in range(steps):
             if t % block == 0:
-                pre = self.input_projection(x[:, t : t + block], buffer[:, : min(block, steps - t)])
-            z = pre[:, t % block]  # (2, B, 4C) view; each direction's block is contiguous
+                pre = self.input_projection(x[:, t : t + block], buffer[:, : min(block, steps - t)]).unbind(1)
             if state_w is None:
-                # Into a contiguous buffer: in place on the strided view, baddbmm_ falls back to one addmm per
-                # direction, which at batch 1 took twice as long (92 against 44 us for Small's weights).
-                z = torch.baddbmm(z, h, self.state_weight, out=z_buf)
+                torch.baddbmm(pre[t % block], h, state_weight, out=z_buf)
+                i, j, fo, f, o = gates
             else:
+                z = pre[t % block]  # (2, B, 4C) view; each direction's block is contiguous
                 for k in range(d):
                     z[k].add_(onednn.linear(h[k], state_w[k]))
-            i, j, f, o = z[..., :cells], z[..., cells : 2 * cells], z[..., 2 * cells : 3 * cells], z[..., 3 * cells :]
+                i, j, fo, f, o = self._gate_views(z, cells)
             i.sigmoid_()
             j.tanh_()
-            z[..., 2 * cells :].sigmoid_()  # f and o are adjacent: one call
+            fo.sigmoid_()  # f and o are adjacent: one call
             torch.mul(f, c, out=c_new)
             c_new.addcmul_(i, j)
-            if self.cell_clip:
-                c_new.clamp_(-self.cell_clip, self.cell_clip)
+            if cell_clip:
+                c_new.clamp_(-cell_clip, cell_clip)
             torch.tanh(c_new, out=gated)
             gated.mul_(o)
+            h_new = out[t]
             if proj_w is None:
-                torch.bmm(gated, self.proj_weight, out=h_buf)
+                torch.bmm(gated, proj_weight, out=h_new)
             else:
                 for k in range(d):
-                    h_buf[k] = onednn.linear(gated[k], proj_w[k])
-            if self.proj_clip:
-                h_buf.clamp_(-self.proj_clip, self.proj_clip)
-            out[:, t] = h_buf
+                    h_new[k] = onednn.linear(gated[k], proj_w[k])
+            if proj_clip:
+                h_new.clamp_(-proj_clip, proj_clip)
             if mask is not None:
                 step = mask[:, t].view(1, -1, 1)
                 c = torch.where(step, c_new, c)
-                h = torch.where(step, h_buf, h)
+                h = torch.where(step, h_new, h)
             else:
                 c, c_new = c_new, c  # swap buffers: the old c is dead
-                h = h_buf  # read by the next baddbmm_ before the next bmm overwrites it
-        return out, h, c
+                h = h_new
+        return out.transpose(0, 1), h, c
+
+    @staticmethod
+    def _gate_views(z: torch.Tensor, cells: int) -> tuple[torch.Tensor, ...]:
+        """Views of z (..., 4C) in TF gate order: i, j, (f and o together), f, o."""
+        return (z[..., :cells], z[..., cells : 2 * cells], z[..., 2 * cells :], z[..., 2 * cells : 3 * cells],
+                z[..., 3 * cells :])
 
 
 class BiLSTM(nn.Module):

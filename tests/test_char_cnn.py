@@ -35,7 +35,11 @@ def awkward_ids():
                       torch.randint(0, 262, (40, 50), generator=g)])  # padding ids anywhere
 
 
-def test_pooled_matches_plain_convolution(model, awkward_ids):
+@pytest.mark.parametrize("one_product", [1 << 30, 0], ids=["one product", "running max"])
+def test_pooled_matches_plain_convolution(model, awkward_ids, monkeypatch, one_product):
+    import elmo_core.char_cnn as char_cnn
+
+    monkeypatch.setattr(char_cnn, "ONE_PRODUCT_ELEMENTS", one_product)
     with torch.inference_mode():
         torch.testing.assert_close(model.char_cnn.pooled_convolutions(awkward_ids),
                                    plain_pooled(model.char_cnn, awkward_ids), atol=1e-6, rtol=1e-6)
@@ -47,6 +51,7 @@ def test_chunks_and_order_do_not_matter(model, awkward_ids, monkeypatch):
     with torch.inference_mode():
         whole = model.char_cnn(awkward_ids)
         monkeypatch.setattr(char_cnn, "CHUNK", 7)
+        monkeypatch.setattr(char_cnn, "ONE_PRODUCT_ELEMENTS", 7 * 20 * model.char_cnn.column_width.numel())  # some chunks each way
         perm = torch.randperm(len(awkward_ids), generator=torch.Generator().manual_seed(1))
         torch.testing.assert_close(model.char_cnn(awkward_ids[perm]), whole[perm], atol=1e-6, rtol=0)
     assert model.char_cnn(awkward_ids[:0]).shape == (0, whole.shape[1])

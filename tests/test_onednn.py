@@ -60,6 +60,34 @@ def test_the_packed_weights_follow_in_place_changes_and_replacement(monkeypatch)
         torch.testing.assert_close(onednn.run_linear(layer, x), x @ layer.weight.T + layer.bias)
 
 
+@pytest.mark.parametrize("min_elements", [1, 1 << 40], ids=["oneDNN", "plain"])
+@pytest.mark.parametrize("activation", ["none", "sigmoid", "relu"])
+def test_the_fused_activation_is_the_activation_of_the_product(monkeypatch, min_elements, activation):
+    monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", min_elements)
+    torch.manual_seed(0)
+    layer = nn.Linear(64, 48)
+    x = torch.randn(7, 64)
+    expected = {"none": lambda y: y, "sigmoid": torch.sigmoid, "relu": torch.relu}[activation](x @ layer.weight.T + layer.bias)
+    with torch.no_grad():
+        out = onednn.run_linear(layer, x, activation)
+    assert ("_onednn" in layer.__dict__) == (min_elements == 1)
+    torch.testing.assert_close(out, expected, atol=1e-6, rtol=1e-5)
+    if activation == "relu":
+        assert (out == 0).any() and (out > 0).any()  # the activation really ran: the product has both signs
+
+
+def test_more_rows_than_max_rows_take_the_plain_product(monkeypatch):
+    monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
+    monkeypatch.setattr(onednn, "MAX_ROWS", 4)
+    layer = nn.Linear(6, 4)
+    with torch.no_grad():
+        wide = torch.randn(5, 6)
+        torch.testing.assert_close(onednn.run_linear(layer, wide, "relu"), torch.relu(layer(wide)))
+        assert "_onednn" not in layer.__dict__
+        onednn.run_linear(layer, wide[:4])
+        assert "_onednn" in layer.__dict__
+
+
 def test_switched_off_it_leaves_no_packed_copy(monkeypatch):
     monkeypatch.setattr(onednn, "MIN_WEIGHT_ELEMENTS", 1)
     monkeypatch.setattr(onednn, "ENABLED", False)
