@@ -57,7 +57,7 @@ def packed(owner: nn.Module, name: str, weight: torch.Tensor, out_in: bool) -> t
         out_in: the layout of ``weight``.
 
     Returns:
-        An (out, in) matrix in oneDNN's blocked layout for ``REORDER_ROWS`` rows (an opaque dense tensor that only
+        An (out, in) matrix in oneDNN's blocked layout for ``REORDER_ROWS`` rows (an opaque oneDNN tensor that only
         ``linear`` reads), or a list of them when ``weight`` has leading dims.
     """
     return cached(owner, "_onednn", name, [weight], lambda: _pack(weight, out_in))
@@ -74,7 +74,7 @@ def _pack(weight: torch.Tensor, out_in: bool):
 
 
 def _reorder(matrix: torch.Tensor) -> torch.Tensor:
-    """A float32 (out, in) matrix in oneDNN's blocked layout for ``REORDER_ROWS`` rows: an opaque dense tensor that
+    """A float32 (out, in) matrix in oneDNN's blocked layout for ``REORDER_ROWS`` rows: an opaque oneDNN tensor that
     only ``linear`` reads."""
     return torch.ops.mkldnn._reorder_linear_weight(matrix.contiguous(), REORDER_ROWS)
 
