@@ -271,6 +271,7 @@ def side_separation(frame) -> go.Figure | None:
     return fig
 
 
+PROJECTOR_MAP_HEIGHT = 470  # px, presentation mode's contexts map (520 elsewhere): it fits beside the weights rail
 PROJECTOR_FONT = 15  # presentation mode: the charts' type, up from plotly's 12 px (the page's type goes to 19 px)
 
 

@@ -409,6 +409,14 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         right = small.execute_script("return document.querySelector('.js-plotly-plot').getBoundingClientRect().right")
         assert right <= width, (right, width)
         assert _truncated(small, LABELS) == []
+        # the weights rail stands beside the map, and the four sliders and the whole map fit one 1,024 x 768
+        # screen below the page's header (a projector in full-screen mode)
+        box = small.execute_script("""
+            const r = s => document.querySelector(s).getBoundingClientRect();
+            return {w0: r('.st-key-explorer_w_0').top, gamma: r('.st-key-explorer_gamma').right,
+                    plot: r('.js-plotly-plot'), header: r('header').height};""")
+        assert box["gamma"] < box["plot"]["left"], box
+        assert box["plot"]["bottom"] - box["w0"] <= 768 - box["header"], box
         assert not _page_errors(small)
         # and the normal mode at the same width cuts no label either, and keeps the formula on one line
         small.get(link)

@@ -214,34 +214,46 @@ KEEP = "session"
 
 
 # ---- the live part: sliders, map, neighbours, similarity, export --------------------------------------------
-def weights_section(num_layers: int) -> None:
-    st.subheader("3 · Layer weights")
-    cols = st.columns(num_layers + 1)
+def weights_section(num_layers: int, stacked: bool) -> list:
+    """The weight sliders and γ; returns one container per layer for its s_j (filled once the frame is known).
+    ``stacked`` puts them one under another, for the rail beside the map in presentation mode."""
+    st.subheader("3 · Weights" if stacked else "3 · Layer weights")
+    cols = [st.container() for _ in range(num_layers + 1)] if stacked else st.columns(num_layers + 1)
+    notes = []
     for j in range(num_layers):
         cols[j].slider(f"w_{j} · layer {j}", *state.W_RANGE, step=state.W_STEP, key=state.weight_key(j),
                        help=f"Raw weight of {layer_name(j, num_layers)}; s = softmax(w).")
+        notes.append(cols[j].container())
     cols[-1].slider("γ (gamma)", *ex.GAMMA_RANGE, step=0.1, key=state.GAMMA,
                     help="Overall scale. γ multiplies every vector equally, so it changes no cosine similarity "
                          "and no map; it matters for the exported vectors.")
-    return cols
+    return notes
+
+
+def preset_buttons(num_layers: int, stacked: bool) -> None:
+    """Equal / top / layer 0 / reset; the narrow rail gets short labels, two to a row."""
+    presets = (("Equal weights", "Equal", "equal", None), ("Top layer only", "Top only", "top", None),
+               ("Layer 0 only", "Layer 0", "bottom", None),
+               ("Reset", "Reset", None, "Equal weights, γ = 1, no layer norm, automatic projection."))
+    cols = st.columns(2) if stacked else st.columns(4)
+    for i, (label, short, preset, help_text) in enumerate(presets):
+        click, args = (set_weights, (preset, num_layers)) if preset else (reset_controls, (num_layers,))
+        cols[i % len(cols)].button(short if stacked else label, on_click=click, args=args,
+                                   key=state.key(f"preset_{preset}" if preset else "reset"), width="stretch",
+                                   help=help_text or (label if stacked else None))
 
 
 @st.fragment
 def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occurrences: list[ex.Occurrence]) -> None:
     num_layers = table.num_layers
-    cols = weights_section(num_layers)
-    weight_notes = [c.container() for c in cols[:num_layers]]  # filled from the frame below
-    formula = st.container()
-
-    b = st.columns(4)
-    b[0].button("Equal weights", on_click=set_weights, args=("equal", num_layers), key=state.key("preset_equal"),
-                width="stretch")
-    b[1].button("Top layer only", on_click=set_weights, args=("top", num_layers), key=state.key("preset_top"),
-                width="stretch")
-    b[2].button("Layer 0 only", on_click=set_weights, args=("bottom", num_layers), key=state.key("preset_bottom"),
-                width="stretch")
-    b[3].button("Reset", on_click=reset_controls, args=(num_layers,), key=state.key("reset"), width="stretch",
-                help="Equal weights, γ = 1, no layer norm, automatic projection.")
+    # In presentation mode the weights stand in a rail beside the tabs, so that a projector's 1,024 x 768
+    # screen shows the sliders and the map at once; the normal page keeps them in one row above.
+    rail, main = st.columns([1, 3.2], gap="medium") if presenting() else (st.container(), None)
+    with rail:
+        weight_notes = weights_section(num_layers, stacked=presenting())
+        formula = st.container()
+        preset_buttons(num_layers, stacked=presenting())
+        share = st.container() if presenting() else None  # the copy-link row, filled once the view is known
     if not presenting():
         o = st.columns(3, vertical_alignment="bottom")
         o[0].checkbox("layer norm", key=state.LAYER_NORM,
@@ -252,7 +264,17 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
                             "else UMAP.")
         o[2].checkbox("other words in grey", key=state.CONTEXT,
                       help="Also place the sentences' other words on the map (projected together with the occurrences).")
+    with main or st.container():  # after the row above in the normal page
+        frame_and_tabs(model, table, word, occurrences, weight_notes, formula, share)
+    sync_url(num_layers, model)
+    state.remember(ss)
 
+
+def frame_and_tabs(model: resources.LoadedModel, table: ex.TokenTable, word: str, occurrences: list[ex.Occurrence],
+                   weight_notes: list, formula, share) -> None:
+    """Computes the frame for the current controls, writes s and the formula beside the sliders, then draws the
+    share row (into ``share`` when given: the rail) and the open tab."""
+    num_layers = table.num_layers
     n = len(occurrences)
     query, note = state.query_of(ss, n)
     if note:
@@ -267,11 +289,13 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     ss[state.QUERY] = frame.query  # before the selectbox is drawn, so a click moves it
     for j, s_j in enumerate(frame.s):
         weight_notes[j].markdown(f"s_{j} = **{s_j:.3f}**")
-        weight_notes[j].progress(float(s_j))
+        if not presenting():  # the rail has no room for a bar under every slider
+            weight_notes[j].progress(float(s_j))
     formula.markdown(mix_formula(frame.s, controls.gamma))
     if zero_note(frame):
         st.warning(zero_note(frame))
-    share_row(model, num_layers)
+    with share or st.container():
+        share_row(model, num_layers, stacked=share is not None)
     labels = list(state.TABS.values())
     tabs = st.tabs(labels, key=state.TAB, on_change="rerun")
     views = (lambda: map_view(frame, occurrences, table, model.display_name),
@@ -284,16 +308,14 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
         with tab:
             if tab.open:
                 view()
-    sync_url(num_layers, model)
-    state.remember(ss)
 
 
-def share_row(model: resources.LoadedModel, num_layers: int) -> None:
-    """The "Copy link" button and what a link cannot carry."""
+def share_row(model: resources.LoadedModel, num_layers: int, stacked: bool = False) -> None:
+    """The "Copy link" button and what a link cannot carry (side by side, or ``stacked`` in the rail)."""
     view = current_view(num_layers, model)
     link = link_of(view)
     notes = state.link_notes(view, model.key, model.display_name, ss)
-    left, right = st.columns([1.3, 4], vertical_alignment="center")
+    left, right = (st.container(), st.container()) if stacked else st.columns([1.3, 4], vertical_alignment="center")
     with left:
         copy_button(link)
     with right:
@@ -360,6 +382,8 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     color_by = ss[state.COLOR_BY]
     settings = exports.Settings.of_frame(frame, model_name)
     fig = map_figure(frame, occurrences, table, model_name)
+    if presenting() and fig is not None:  # the rail's sliders and the whole map on one 1,024 x 768 screen
+        fig.update_layout(height=figures.PROJECTOR_MAP_HEIGHT)
     st.plotly_chart(chart(fig), key=state.MAP_CHART, on_select="rerun", selection_mode="points", width="stretch",
                     config=exports.png_config(exports.file_stem(frame.word, model_name, "map")))
     st.caption(map_caption(frame))
