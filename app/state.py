@@ -403,6 +403,16 @@ def drop_unknown_models(state: MutableMapping, known: Sequence[str]) -> None:
             del state[k]
 
 
+def default_comparison(state: MutableMapping, specs: Sequence[str], current: str) -> None:
+    """When neither Compare model is picked: the page's model on the left (``current``, a spec of
+    ``resources.comparison_choices``, when it is one of ``specs``; else the first) and the next one on the right,
+    so that the tab opens on a comparison rather than two empty boxes."""
+    if state.get(COMPARE_A) is not None or state.get(COMPARE_B) is not None or len(specs) < 2:
+        return
+    left = current if current in specs else specs[0]
+    state[COMPARE_A], state[COMPARE_B] = left, next(spec for spec in specs if spec != left)
+
+
 def keep_comparison_table(state: MutableMapping, key: tuple, table: object) -> None:
     """Remember another model's token table of the current sentences (``key``: (model key, the sentences'
     tokens)) for the Compare tab: tables of other sentences are dropped, and at most the two sides are kept."""

@@ -431,6 +431,15 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
     # the controls stay in the link
     params = state.view_to_query(at.session_state[state.VIEW])
     assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
+    # without a comparison in the link the tab opens on the page's model and the next one, not on empty boxes
+    at = start(ex="bank", word="bank", tab="compare")
+    no_errors(at)
+    sides = at.session_state[state.private("compare_sides")]
+    assert (at.session_state[state.COMPARE_A], at.session_state[state.COMPARE_B]) == ("startup", "bundled:default")
+    assert len(sides) == 2 and sides[0].key.startswith("startup:") and sides[1].key == "bundled:default"
+    at = start(**link, tab="compare")
+    params = state.view_to_query(at.session_state[state.VIEW])
+    assert (params["show"], params["clusters"], params["compare"]) == ("layers", "3", "default,lm-only")
     # the Senses tab lists every occurrence once, in its cluster
     # (one element for all clusters: a heading and a concordance table each, 12 target marks in all)
     at = start(**link, tab="senses")

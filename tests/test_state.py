@@ -255,6 +255,22 @@ def test_colour_by_offers_what_means_something_here():
     assert ss[state.COLOR_BY] == "cluster"
 
 
+def test_the_compare_tab_opens_on_the_page_model_and_the_next_one():
+    specs = ["startup", "bundled:default", "bundled:lm-only"]
+    ss = {}
+    state.default_comparison(ss, specs, "bundled:default")
+    assert (ss[state.COMPARE_A], ss[state.COMPARE_B]) == ("bundled:default", "startup")
+    ss = {}
+    state.default_comparison(ss, specs, "session")  # not offered (any more): the first two
+    assert (ss[state.COMPARE_A], ss[state.COMPARE_B]) == ("startup", "bundled:default")
+    ss = {state.COMPARE_B: "bundled:lm-only"}  # one already picked (a link, the user): left alone
+    state.default_comparison(ss, specs, "bundled:default")
+    assert state.COMPARE_A not in ss and ss[state.COMPARE_B] == "bundled:lm-only"
+    ss = {}
+    state.default_comparison(ss, ["bundled:default"], "bundled:default")  # nothing to compare with
+    assert ss == {}
+
+
 def test_compare_models_that_went_away_are_forgotten():
     ss = {state.COMPARE_A: "session", state.COMPARE_B: "bundled:default"}
     state.drop_unknown_models(ss, ["bundled:default", "bundled:lm-only"])
