@@ -327,10 +327,18 @@ def start_session(state: MutableMapping, params: Mapping[str, str], examples: Ma
     if VIEW in state:
         return
     if params:
+        first: list[str] = []
+        asked = params.get("ex")
+        if asked is not None and asked not in examples and "s" not in params and default.example:
+            # An unknown set (a mistyped or old link) opens like "/", not on an empty page.
+            first.append(f"The link asks for an unknown example set {_quote(asked)}; it opens on the "
+                         f"“{default.example}” set instead (the known ones are {', '.join(examples)}).")
+            params = {**params, "ex": default.example, "word": default.word}
         if not {"ex", "s"} & set(params) and default.example:
             # A link without sentences (``?present=1`` for the projector) opens on the default example, as "/" does.
             params = {"ex": default.example, "word": default.word, **params}
         view, notes = view_from_query(params, examples, models)
+        notes = first + notes
     else:
         view, notes = default, []
     state[VIEW] = view

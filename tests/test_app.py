@@ -127,9 +127,13 @@ def test_presets_and_reset():
 
 
 def test_unknown_example_set_in_link_is_reported():
-    at = start(ex="nope")
+    at = start(ex="nope", word="nope")
     no_errors(at)
-    assert "unknown example set 'nope'" in warnings(at)
+    from app.examples import DEFAULT_EXAMPLE
+    assert "unknown example set 'nope'" in warnings(at) and f"opens on the “{DEFAULT_EXAMPLE}” set" in warnings(at)
+    default = EXAMPLE_SETS[DEFAULT_EXAMPLE]
+    assert at.text_area(key="explorer_sentences").value == default.text  # as "/" opens, not an empty page
+    assert frame_of(at).word == default.word
 
 
 def test_shared_link_restores_the_view():
