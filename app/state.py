@@ -264,9 +264,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
             parsed = tuple(float(v) for v in get["w"].split(",")[:MAX_LINK_WEIGHTS])
         except ValueError:
             parsed = ()
-        if parsed and get["w"].count(",") >= MAX_LINK_WEIGHTS:
-            notes.append(f"The link's weights w have more than {MAX_LINK_WEIGHTS} values; only the first "
-                         f"{MAX_LINK_WEIGHTS} are read.")
+        # More than MAX_LINK_WEIGHTS values are said once, with the model's layer count (init_widgets).
         if not parsed or not all(math.isfinite(v) for v in parsed):
             notes.append(f"The link's weights w = {_quote(get['w'])} are not a list of finite numbers; using equal weights.")
         else:
@@ -496,8 +494,10 @@ def init_widgets(state: MutableMapping, num_layers: int) -> None:
         # Only on the first fill, which is where a link's w arrives: later runs keep the sliders' own values.
         fitted = ", ".join(f"{w:g}" for w in ex.fit_weights(view.weights, num_layers))
         how = "cut" if len(view.weights) > num_layers else "padded with zeros"
+        given = len(view.weights)
+        count = f"{given} or more" if given == MAX_LINK_WEIGHTS else str(given)  # view_from_query reads no more
         state.setdefault(LINK_NOTES, []).append(
-            f"The link gives {len(view.weights)} layer weight{'' if len(view.weights) == 1 else 's'} (w), but this "
+            f"The link gives {count} layer weight{'' if given == 1 else 's'} (w), but this "
             f"model has {num_layers} layers: {how} to {fitted}.")
     for k, value in widget_defaults(view, num_layers).items():
         state[k] = state[k] if k in state else value

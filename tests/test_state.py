@@ -323,8 +323,13 @@ def test_whole_numbers_written_as_floats(query, expected, note):
     assert notes == ([note] if note else [])
 
 
-def test_a_link_with_thousands_of_weights_says_how_many_it_reads():
+def test_a_link_with_thousands_of_weights_says_so_once():
     view, notes = state.view_from_query({"ex": "bank", "w": ",".join(["1"] * 5000)}, EXAMPLES, MODELS)
-    assert len(view.weights) == state.MAX_LINK_WEIGHTS
-    assert notes == [f"The link's weights w have more than {state.MAX_LINK_WEIGHTS} values; only the first "
-                     f"{state.MAX_LINK_WEIGHTS} are read."]
+    assert len(view.weights) == state.MAX_LINK_WEIGHTS and notes == []  # said with the model's layers, below
+    ss = {state.VIEW: view}
+    state.init_widgets(ss, 3)
+    assert ss[state.LINK_NOTES] == [f"The link gives {state.MAX_LINK_WEIGHTS} or more layer weights (w), but this "
+                                    "model has 3 layers: cut to 1, 1, 1."]
+    ss = {state.VIEW: state.view_from_query({"ex": "bank", "w": "1,2,3,4"}, EXAMPLES, MODELS)[0]}
+    state.init_widgets(ss, 3)
+    assert ss[state.LINK_NOTES] == ["The link gives 4 layer weights (w), but this model has 3 layers: cut to 1, 2, 3."]
