@@ -426,6 +426,15 @@ def neighbour_lines(frame: Frame) -> tuple[list[Kwic], KwicColumns]:
     return [k for *_, k in found], columns
 
 
+def no_neighbours_note(frame: Frame) -> str | None:
+    """Why the sentences' neighbour table is empty, when it is: a word that occurs once has no other occurrence
+    for "same word only" to search."""
+    if frame.neighbours or not frame.controls.same_word_only:
+        return None
+    return (f"“{md(frame.word)}” occurs once in your sentences, so it has no other occurrence to compare with. Untick "
+            "“same word only” to search every word of your sentences, or add sentences that use it.")
+
+
 def query_option(occurrences: Sequence[ex.Occurrence], lines: Sequence[ex.Line], i: int) -> str:
     """How occurrence ``i`` reads in the query box: "#3 · river · … on the «bank» of …"."""
     occ = occurrences[i]

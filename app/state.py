@@ -98,7 +98,7 @@ class View:
     fold_case: bool = True
     query: int = 0
     k: int = 10
-    same_word: bool = False
+    same_word: bool = True  # the word's other occurrences: its own sentence's tokens would crowd them out
     color_by: str = "label"
     tab: str = "map"
     model: str = "default"
@@ -128,11 +128,12 @@ def view_to_query(view: View) -> dict[str, str]:
         params["word"] = view.word
     if view.weights and any(w != 0 for w in view.weights):
         params["w"] = ",".join(f"{w:g}" for w in view.weights)
-    flags = {"ln": view.layer_norm, "infl": view.inflections, "ctx": view.context, "same": view.same_word,
-             "present": view.present}
+    flags = {"ln": view.layer_norm, "infl": view.inflections, "ctx": view.context, "present": view.present}
     params.update({name: "1" for name, on in flags.items() if on})
     if not view.fold_case:
         params["case"] = "exact"
+    if not view.same_word:
+        params["same"] = "0"
     others = {"g": (view.gamma, DEFAULT.gamma, f"{view.gamma:g}"),
               "proj": (view.projection, DEFAULT.projection, view.projection),
               "q": (view.query, DEFAULT.query, str(view.query + 1)),
@@ -295,7 +296,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
         fold_case=not flag("case", False, on="exact", off="fold"),
         query=int(number("q", 1, 1, 10**6, "query occurrence #", integer=True, reset=True)) - 1,
         k=int(number("k", DEFAULT.k, *K_RANGE, "k (neighbours)", integer=True)),
-        same_word=flag("same", False), color_by=choice("color", "label", COLOR_BY_CHOICES, "colour-by"),
+        same_word=flag("same", True), color_by=choice("color", "label", COLOR_BY_CHOICES, "colour-by"),
         tab=choice("tab", "map", list(TABS), "tab"),
         model=choice("model", "default", list(models) or ["default"], "bundled model"),
         present=flag("present", False), map_view=choice("show", "mix", list(MAP_VIEWS), "map view"),

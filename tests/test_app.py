@@ -162,14 +162,14 @@ def test_layers_tab_scores_layer0_at_chance():
 
 def test_neighbours_follow_the_query_occurrence():
     at = start(ex="bank", word="bank", tab="neighbours")
-    first = frame_of(at).neighbours
-    assert len(first) == 10 and all(0 <= n[2] <= 1.0001 for n in first)
+    first = frame_of(at).neighbours  # by default among the word's other occurrences (11 here)
+    assert len(first) == 10 and {n[0].lower() for n in first} == {"bank"} and all(0 <= n[2] <= 1.0001 for n in first)
     at.selectbox(key="explorer_query").set_value(7).run()
     no_errors(at)
     assert frame_of(at).query == 7
     assert frame_of(at).neighbours != first
-    at.checkbox(key="explorer_same_word").check().run()
-    assert {n[0].lower() for n in frame_of(at).neighbours} == {"bank"}
+    at.checkbox(key="explorer_same_word").uncheck().run()  # every token of the sentences
+    assert len(frame_of(at).neighbours) == 10 and {n[0].lower() for n in frame_of(at).neighbours} != {"bank"}
     from app import state
     at.session_state[state.TAB] = state.TABS["map"]  # the map tab, as a click on it does
     at.run()
@@ -259,7 +259,13 @@ def test_one_or_two_occurrences(text, n):
     assert f"occurs {n} time{'s' if n > 1 else ''}: a 2-D map needs at least 3 points" in warnings(at)
     assert frame_of(at).coords is None
     assert len(frame_of(at).rows) == n
-    assert len(frame_of(at).neighbours) > 0  # the neighbours table still works
+    assert len(frame_of(at).neighbours) == n - 1  # the word's other occurrences (same word only, the default)
+    from app import state
+    at.session_state[state.TAB] = state.TABS["neighbours"]
+    at.run()
+    assert any("occurs once in your sentences" in shown(i.value) for i in at.info) == (n == 1)
+    at.checkbox(key="explorer_same_word").uncheck().run()
+    assert len(frame_of(at).neighbours) > 0  # every word of the sentences
 
 
 def test_emoji_and_non_latin_text():

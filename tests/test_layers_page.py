@@ -128,7 +128,7 @@ def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, mo
     at.session_state[state.TAB] = state.TABS["neighbours"]  # only the open tab's widgets are drawn
     at.run()
     at.number_input(key="explorer_k").set_value(4).run()
-    at.checkbox(key="explorer_same_word").check().run()
+    at.checkbox(key="explorer_same_word").uncheck().run()  # on by default
     at.selectbox(key="explorer_query").set_value(2).run()
     at.session_state[state.TAB] = state.TABS["map"]
     at.run()
@@ -142,6 +142,6 @@ def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, mo
     at.session_state[state.TAB] = state.TABS["neighbours"]  # the neighbours tab's controls were closed meanwhile
     at.run()
     no_errors(at)
-    assert at.number_input(key="explorer_k").value == 4 and at.checkbox(key="explorer_same_word").value
+    assert at.number_input(key="explorer_k").value == 4 and not at.checkbox(key="explorer_same_word").value
     assert at.selectbox(key="explorer_query").value == 2
     assert frame_of(at).query == 2 and len(frame_of(at).neighbours) == 4

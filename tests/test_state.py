@@ -27,18 +27,18 @@ def round_trip(view: state.View) -> tuple[state.View, list[str]]:
 def test_every_control_goes_through_the_link_and_back():
     view = state.View(text=EXAMPLES["bank"], example="bank", word="bank", weights=(1.0, -0.5, 0.0), gamma=2.0,
                       layer_norm=True, projection="tsne", inflections=True, context=True, fold_case=False, query=7,
-                      k=4, same_word=True, color_by="sentence", tab="neighbours", model="lm-only", present=True,
+                      k=4, same_word=False, color_by="sentence", tab="neighbours", model="lm-only", present=True,
                       map_view="layers", clusters=3, compare=("lm-only", "default"))
     assert state.view_to_query(view) == {
         "ex": "bank", "word": "bank", "w": "1,-0.5,0", "g": "2", "ln": "1", "proj": "tsne", "infl": "1", "ctx": "1",
-        "case": "exact", "q": "8", "k": "4", "same": "1", "color": "sentence", "tab": "neighbours",
+        "case": "exact", "q": "8", "k": "4", "same": "0", "color": "sentence", "tab": "neighbours",
         "model": "lm-only", "present": "1", "show": "layers", "clusters": "3",
         "compare": "lm-only,default"}  # q counts from 1, as the page does
     assert round_trip(view) == (view, [])
     # every field of View is in the link: changing any one of them changes the query
     changed = {"text": "a bank\nthe bank", "example": None, "word": "river", "weights": (0.5, 0.0, 0.0), "gamma": 1.5,
                "layer_norm": False, "projection": "pca", "inflections": False, "context": False, "fold_case": True,
-               "query": 1, "k": 11, "same_word": False, "color_by": "label", "tab": "export", "model": "default",
+               "query": 1, "k": 11, "same_word": True, "color_by": "label", "tab": "export", "model": "default",
                "present": False, "map_view": "mix", "clusters": 0, "compare": ()}
     assert set(changed) == {f.name for f in dataclasses.fields(state.View)}
     for name, value in changed.items():
