@@ -115,9 +115,15 @@ def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
     Returns:
         (text for the text box, a note for the user or ""). A long line whose sentence is still longer than
         ``MAX_LINE_CHARS`` in the box is not in the note: ``parse_input`` says that it was cut.
+
+    Raises:
+        ValueError: the file holds no text (empty, or blank lines only), with a message for the user: replacing
+            the sentences with nothing would only lose them.
     """
     from elmo_core.text import clean_line, split_lines
     lines = [ln for ln in split_lines(text) if ln.strip()]
+    if not any(clean_line(ln).strip() for ln in lines):  # invisible characters only count as nothing too
+        raise ValueError(f"{name} holds no text (it is empty or has only blank lines); your sentences are unchanged")
     notes = []
     if len(lines) > MAX_LINES:
         notes.append(f"only the first {MAX_LINES} of its {len(lines):,} lines were read")

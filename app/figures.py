@@ -157,18 +157,28 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
     return fig
 
 
+def _bar_values(values: Sequence[float | None]) -> dict:
+    """A score bar trace's values and labels: each value inside its bar's top end, above a bar too short to hold
+    it (a silhouette of 0.00 would otherwise show nothing), and "n/a" at 0 where there is no score."""
+    return dict(y=[0.0 if v is None else v for v in values],
+                text=["n/a" if v is None else f"{v:.2f}" for v in values], texttemplate="%{text}",
+                textposition=["outside" if v is None or abs(v) < 0.15 else "inside" for v in values],
+                insidetextanchor="end", cliponaxis=False,
+                hovertemplate="%{x}: %{text}<extra>%{fullData.name}</extra>")
+
+
 def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.Figure:
     """Bars per layer (and the mix): 1-NN accuracy when labels exist, with chance level, plus silhouette.
     Each value inside its bar's top end (above the bar when the bar is too short); the chance line passes
     behind the bars and is labelled right of the plot, so it crosses no value and covers no bar."""
     fig = go.Figure()
     has_knn = any(s.knn_accuracy is not None for s in scores)
+    x = [plot(n) for n in names]
     if has_knn:
-        fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.knn_accuracy for s in scores], name="1-NN accuracy (leave-one-out)",
-                             marker_color=PALETTE[0], texttemplate="%{y:.2f}", textposition="auto",
-                             insidetextanchor="end"))
-    fig.add_trace(go.Bar(x=[plot(n) for n in names], y=[s.silhouette for s in scores], name="silhouette (cosine)",
-                         marker_color=PALETTE[1], texttemplate="%{y:.2f}", textposition="auto", insidetextanchor="end"))
+        fig.add_trace(go.Bar(x=x, name="1-NN accuracy (leave-one-out)", marker_color=PALETTE[0],
+                             **_bar_values([s.knn_accuracy for s in scores])))
+    fig.add_trace(go.Bar(x=x, name="silhouette (cosine)", marker_color=PALETTE[1],
+                         **_bar_values([s.silhouette for s in scores])))
     chance = next((s.chance for s in scores if s.chance is not None), None)
     if chance is not None:
         fig.add_hline(y=chance, line_dash="dot", line_color="grey", layer="below")

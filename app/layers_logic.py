@@ -30,6 +30,15 @@ def task_label(name: str) -> str:
     return probes.TASKS[name].label if name in probes.TASKS else name
 
 
+# Results files name the per-word baseline "mfs" in every task; for tagging it is the word form's most frequent tag.
+BASELINE_NAMES = {("pos", "mfs"): "most frequent tag"}
+
+
+def baseline_name(task: str, key: str) -> str:
+    """How a baseline of a results file reads on the page: ``key`` unless ``BASELINE_NAMES`` renames it."""
+    return BASELINE_NAMES.get((task, key), key)
+
+
 def task_colour(name: str) -> str:
     return probes.TASKS[name].colour if name in probes.TASKS else "#444"
 
@@ -239,7 +248,8 @@ def task_figure(result: TaskResult) -> go.Figure:
     lines = []
     for name, value in result.baselines.items():
         fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888", layer="below")
-        lines.append((_pct(value), baseline_label(name, _pct(value))))  # names come from the results file
+        # names come from the results file
+        lines.append((_pct(value), baseline_label(baseline_name(result.task, name), _pct(value))))
     tick_px = 3 * 15 + 8
     _right_labels(fig, lines, y_range, TASK_HEIGHT - MARGIN["t"] - MARGIN["b"] - tick_px)
     fig.update_layout(title=plot(result.title), yaxis_title=plot(f"{result.metric} (%)"),
@@ -291,7 +301,7 @@ def summary_rows(report: ProbeReport) -> list[dict]:
         row.update({f"layer {j}": _pct(v) for j, v in enumerate(result.layers)})
         row["learned mix"] = _pct(result.mix_learned) if result.has_mix else NONE
         row["learned s"] = " / ".join(f"{v:.2f}" for v in result.s) if result.has_mix else NONE
-        row["baselines"] = ", ".join(f"{k} {_pct(v)}" for k, v in result.baselines.items())
+        row["baselines"] = ", ".join(f"{baseline_name(result.task, k)} {_pct(v)}" for k, v in result.baselines.items())
         paper = result.paper
         row["paper layer 1 / 2"] = f"{_pct(paper.layer_1)} / {_pct(paper.layer_2)}" if paper is not None else NONE
         row["data used"] = f"{result.data.n_train} train / {result.data.n_test} test"

@@ -259,16 +259,17 @@ def max_parameters() -> int:
 
 
 def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name: str,
-                        session: str | None = None) -> LoadedModel:
+                        session: str | None = None, options_name: str = "options.json") -> LoadedModel:
     """Load a user's model from uploaded bytes: published ELMo (options.json + .hdf5) or ours
     (options.json + .safetensors), as this session's model. Nothing is written to disk: the bytes are
     read in memory and dropped after the load (or the failure). Raises ValueError on a bad file or when
-    there is no room (``ModelBudgetError``); the caller keeps the previous model."""
+    there is no room (``ModelBudgetError``), naming the user's files (``weights_name``, ``options_name``); the
+    caller keeps the previous model."""
     from elmo_core import Embedder
     from elmo_core.config import BiLMConfig
     from elmo_core.weights import load_bilm_from_bytes
     session = session or _session_id()
-    check_upload_size("options", len(options_bytes), "options.json")
+    check_upload_size("options", len(options_bytes), options_name)
     check_upload_size("weights", len(weights_bytes), weights_name)
     registry = model_registry()
     key = "upload:" + _digest(_digest(options_bytes) + _digest(weights_bytes))
@@ -286,7 +287,8 @@ def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name
     try:
         bilm = load_bilm_from_bytes(options_bytes, weights_bytes, fmt, weights_name, max_parameters())
     except (ValueError, FileNotFoundError) as err:
-        raise ValueError(f"{weights_name} (with the uploaded options.json): {err}") from None
+        read_as = "" if options_name == "options.json" else " read as options.json"
+        raise ValueError(f"{weights_name} (with {options_name}{read_as}): {err}") from None
     embedder = Embedder(bilm, device=_device(), name=weights_name)
     return registry.claim(session, LoadedModel(key, embedder, source), weights_name, source)
 

@@ -237,6 +237,9 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     text = ""
     if example is not None and example in examples:
         text = examples[example]
+        if get.get("s"):
+            notes.append(f"The link gives both an example set and sentences (s); it shows the example set "
+                         f"{_quote(example)} and leaves the sentences out.")
     else:
         if example is not None:
             notes.append(f"The link asks for an unknown example set {_quote(example)}; the known ones are "

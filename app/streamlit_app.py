@@ -70,10 +70,11 @@ def _load_uploaded(options_file, weights_file) -> None:
         st.sidebar.error("Upload both files: options.json and the weights (.hdf5, or .safetensors for our format).")
         return
     try:
-        resources.check_upload_size("options", options_file.size, "options.json")
+        resources.check_upload_size("options", options_file.size, options_file.name)
         resources.check_upload_size("weights", weights_file.size, weights_file.name)
         with st.spinner("Loading your model…"):
-            model = resources.load_uploaded_model(options_file.getvalue(), weights_file.getvalue(), weights_file.name)
+            model = resources.load_uploaded_model(options_file.getvalue(), weights_file.getvalue(), weights_file.name,
+                                                  options_name=options_file.name)
     except Exception as err:  # any bad file: say what is wrong, keep the model we had
         st.session_state["_model_error"] = (f"Could not load this model: {md(err)}  \nStill using "
                                             f"**{md(previous.display_name)}**.")

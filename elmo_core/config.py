@@ -133,7 +133,7 @@ class BiLMConfig:
 
         def need(block: dict, key: str, where: str) -> Any:
             if not isinstance(block, dict) or key not in block:
-                raise ValueError(f"options.json: missing key '{where}.{key}'")
+                raise ValueError(f"options.json: missing key '{where + '.' if where else ''}{key}'")
             return block[key]
 
         cnn = need(options, "char_cnn", "")

@@ -451,6 +451,12 @@ def test_uploaded_text_is_cut_to_what_is_used():
         ex.parse_input(box, str.split).lines[3:4] + ex.parse_input(text, str.split).lines[4:500]
 
 
+@pytest.mark.parametrize("text", ["", "\n\n", " \t\n\u200b\n"])
+def test_an_empty_upload_is_refused_rather_than_clearing_the_box(text):
+    with pytest.raises(ValueError, match=r"^empty\.txt holds no text .*your sentences are unchanged$"):
+        ex.text_for_box(text, "empty.txt")
+
+
 def test_an_uploaded_long_line_is_reported_cut_once():
     text = "[river] the bank " + "w " * 1500 + "\nshort bank line"
     box, note = ex.text_for_box(text, "long.txt")

@@ -33,7 +33,14 @@ def test_figures_carry_the_data():
     assert [sh.layer for sh in bars.layout.shapes] == ["below"] and bars.layout.shapes[0].y0 == 0.4
     (label,) = bars.layout.annotations
     assert (label.xref, label.x, label.xanchor, label.y) == ("paper", 1.0, "left", 0.4) and "chance 0.40" in label.text
-    assert all(t.textposition == "auto" and t.insidetextanchor == "end" for t in bars.data)
+    assert all(t.insidetextanchor == "end" for t in bars.data)
+    assert list(bars.data[1].text) == ["0.10", "0.60"] and list(bars.data[1].textposition) == ["outside", "inside"]
+    # a silhouette of 0 still shows its value (above the bar), and a missing one says "n/a" rather than nothing
+    gaps = figures.separation_chart(["l0", "l1", "mix"], [ex.Separation(None, 0.5, 0.4), ex.Separation(0.0, 0.7, 0.4),
+                                                          ex.Separation(0.3, 0.9, 0.4)])
+    sil = gaps.data[1]
+    assert list(sil.y) == [0.0, 0.0, 0.3] and list(sil.text) == ["n/a", "0.00", "0.30"]
+    assert list(sil.textposition) == ["outside", "outside", "inside"] and sil.cliponaxis is False
 
 
 

@@ -51,6 +51,11 @@ def test_figures(fixture_report):
     s_fig = lg.weights_figure(report)
     assert [list(t.y) for t in s_fig.data] == [[0.2, 0.3, 0.5], [0.1, 0.6, 0.3]]
     assert len(lg.summary_rows(report)) == 3
+    # tagging's per-word baseline is the word form's most frequent tag, and says so (not "mfs": senses)
+    labels = [a.text for a in fig.layout.annotations]
+    assert any(t.startswith("most frequent") for t in labels) and not any(t.startswith("mfs") for t in labels), labels
+    pos_row = next(r for r in lg.summary_rows(report) if r["task"] == report.tasks["pos"].title)
+    assert pos_row["baselines"].startswith("most frequent tag ") and "mfs" not in pos_row["baselines"]
     # the paper's diamonds stand beside their bars (x = j + offset), not on the bars' value labels
     assert list(fig.data[1].x) == [1 + lg.PAPER_OFFSET, 2 + lg.PAPER_OFFSET] and lg.PAPER_OFFSET > lg.BAR_WIDTH / 2
     # no number inside the plot (a line or a diamond could cross it): value, name and the paper's value are

@@ -54,6 +54,14 @@ def test_uploaded_model_error_names_the_users_file():
     assert "elmo-explorer-uploads" not in message and "upload:" not in message
 
 
+def test_uploaded_model_error_names_the_users_options_file():
+    from app import resources
+    with pytest.raises(ValueError) as info:
+        resources.load_uploaded_model(b'{"lstm": {}}', b"\x00garbage", "garbage.hdf5", options_name="garbage.json")
+    assert str(info.value) == ("garbage.hdf5 (with garbage.json read as options.json): options.json: missing key "
+                               "'char_cnn'")
+
+
 def test_uploads_never_touch_the_disk(monkeypatch):
     import tempfile
 

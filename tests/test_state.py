@@ -323,6 +323,13 @@ def test_whole_numbers_written_as_floats(query, expected, note):
     assert notes == ([note] if note else [])
 
 
+def test_a_link_with_an_example_set_and_sentences_says_which_it_shows():
+    view, notes = state.view_from_query({"ex": "bank", "s": "[a] The bank is here.", "word": "bank"}, EXAMPLES, MODELS)
+    assert (view.example, view.text) == ("bank", EXAMPLES["bank"])
+    assert notes == ["The link gives both an example set and sentences (s); it shows the example set 'bank' and "
+                     "leaves the sentences out."]
+
+
 def test_a_link_with_thousands_of_weights_says_so_once():
     view, notes = state.view_from_query({"ex": "bank", "w": ",".join(["1"] * 5000)}, EXAMPLES, MODELS)
     assert len(view.weights) == state.MAX_LINK_WEIGHTS and notes == []  # said with the model's layers, below

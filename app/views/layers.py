@@ -102,7 +102,8 @@ def results_section(report: ProbeReport, num_layers: int) -> None:
         st.markdown(md(report.note))
         for title, note in lg.data_notes(report):
             st.markdown(f"**{md(title)}**: {md(note)}")
-        st.markdown("Baselines: *mfs* is the most frequent sense (or tag of the word form) in the training split; "
+        st.markdown("Baselines: *mfs* is the word's most frequent sense in the training split (for tagging, *most "
+                    "frequent tag*: the word form's); "
                     "*chance* picks one of the lemma's training senses at random (leave-one-out probe: the "
                     "expected score of a random other occurrence); *majority* is the most common tag; *bag of "
                     "context* is the mean layer-0 vector of the sentence's other words. Layer scales (mean vector "
