@@ -22,9 +22,8 @@ from app.display import kwic_table, plural
 from app.examples import EXAMPLE_SETS, find_example
 from app.frame import (Frame, Reference, cluster_groups, cluster_summary, compute_frame, embedding_note, layer_maps,
                        layer_name, map_caption, method_name, mix_formula, neighbour_lines, no_neighbours_note,
-                       occurrence_layers,
-                       occurrence_lines, query_option, same_vector_note, separation_caption, tokenization_rows,
-                       word_summary, zero_note)
+                       occurrence_layers, occurrence_lines, query_option, same_vector_note, separation_caption,
+                       tokenization_rows, word_summary, zero_note)
 from app.safe import md
 
 ss = st.session_state
@@ -421,8 +420,9 @@ def neighbours_tab(frame: Frame, occurrences, table) -> None:
     query_rows, query_columns = occurrence_lines(occurrences, lines, [frame.query], chars=80)
     st.html(kwic_table(query_rows, [("query", "n", query_columns[0][2])]))
     st.markdown("**ELMo mix: your sentences**")
-    if no_neighbours_note(frame):
-        st.info(no_neighbours_note(frame))
+    empty = no_neighbours_note(frame)
+    if empty:
+        st.info(empty)
     else:
         st.html(kwic_table(*neighbour_lines(frame)))
     left, right = st.columns([2, 1])
