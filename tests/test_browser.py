@@ -413,10 +413,13 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         # screen below the page's header (a projector in full-screen mode)
         box = small.execute_script("""
             const r = s => document.querySelector(s).getBoundingClientRect();
+            const tabs = [...document.querySelectorAll('[role="tab"]')].map(t => t.getBoundingClientRect().right);
             return {w0: r('.st-key-explorer_w_0').top, gamma: r('.st-key-explorer_gamma').right,
-                    plot: r('.js-plotly-plot'), header: r('header').height};""")
+                    plot: r('.js-plotly-plot'), header: r('header').height, tabs: Math.max(...tabs),
+                    tab_list: r('[role="tablist"]').right};""")
         assert box["gamma"] < box["plot"]["left"], box
         assert box["plot"]["bottom"] - box["w0"] <= 768 - box["header"], box
+        assert box["tabs"] <= box["tab_list"] + 1, box  # every tab in view, Export too (no scroll arrow)
         assert not _page_errors(small)
         # and the normal mode at the same width cuts no label either, and keeps the formula on one line
         small.get(link)
