@@ -374,6 +374,20 @@ def comparison_choices(session: str | None = None) -> dict[str, str]:
     return out
 
 
+def comparison_spec(model: LoadedModel, session: str | None = None) -> str | None:
+    """The ``comparison_choices`` spec of ``model`` (the page's model), the inverse of ``comparison_model``:
+    "session" for this session's own model, "bundled:NAME" for a bundled one (the startup default included),
+    "startup" for another startup model; None for a model the Compare tab does not offer."""
+    found, _ = model_registry().for_session(session or _session_id())
+    if found is not None and model.key == found.key:
+        return "session"
+    if model.key == "default":
+        return "bundled:default"
+    if model.key.startswith("bundled:"):
+        return model.key
+    return "startup" if model.key == startup_model().key else None
+
+
 def comparison_model(spec: str, session: str | None = None) -> LoadedModel:
     """The model behind a ``comparison_choices`` spec. Raises KeyError when it is no longer there (e.g. an
     uploaded model that was unloaded)."""

@@ -413,9 +413,9 @@ def drop_unknown_models(state: MutableMapping, known: Sequence[str]) -> None:
             del state[k]
 
 
-def default_comparison(state: MutableMapping, specs: Sequence[str], current: str) -> None:
-    """When neither Compare model is picked: the page's model on the left (``current``, a spec of
-    ``resources.comparison_choices``, when it is one of ``specs``; else the first) and the next one on the right,
+def default_comparison(state: MutableMapping, specs: Sequence[str], current: str | None) -> None:
+    """When neither Compare model is picked: the page's model on the left (``current``, its spec from
+    ``resources.comparison_spec``, when it is one of ``specs``; else the first) and the next one on the right,
     so that the tab opens on a comparison rather than two empty boxes."""
     if state.get(COMPARE_A) is not None or state.get(COMPARE_B) is not None or len(specs) < 2:
         return

@@ -42,6 +42,21 @@ def test_uploaded_model_bad_file_raises_and_good_file_loads():
     assert again.key == model.key and again.embedder is model.embedder and again.display_name == "lm_weights.hdf5"
 
 
+def test_the_page_model_has_its_compare_spec():
+    from app import resources
+    options = (FIXTURE / "options.json").read_bytes()
+    mine = resources.load_uploaded_model(options, (FIXTURE / "lm_weights.hdf5").read_bytes(), "w.hdf5", session="spec")
+    assert resources.comparison_spec(mine, session="spec") == "session"
+    assert resources.comparison_model("session", session="spec").key == mine.key  # the inverse of comparison_model
+    start = resources.startup_model()
+    expected = "bundled:default" if start.key == "default" else "startup"
+    assert resources.comparison_spec(start, session="spec") == expected
+    assert resources.comparison_model(expected, session="spec").key == start.key
+    other = resources.LoadedModel("bundled:lm-only", start.embedder, "x")
+    assert resources.comparison_spec(other, session="spec") == "bundled:lm-only"
+    assert resources.comparison_spec(mine, session="someone else") is None  # not offered to another session
+
+
 def test_uploaded_model_error_names_the_users_file():
     from safetensors.numpy import save
 

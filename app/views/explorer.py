@@ -516,7 +516,7 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
         st.info("Only one model is available here. Load your own under “Load your own ELMo” in the sidebar to "
                 "compare it with this one.")
         return
-    state.default_comparison(ss, list(specs), "bundled:default" if model.key == "default" else model.key)
+    state.default_comparison(ss, list(specs), resources.comparison_spec(model))
     c1, c2 = st.columns(2)
     c1.selectbox("left model", list(specs), key=state.COMPARE_A, persist_state=KEEP, index=None, placeholder="pick a model",
                  format_func=specs.get)
