@@ -29,8 +29,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from elmo_core.metrics import loo_nn_scores  # noqa: E402
 from elmo_core.senses import group_by_key, read_sense_sentences  # noqa: E402
+from side_bag_baselines import score  # noqa: E402  (this folder is on the path when the script runs)
 
 SETS = {"sense probe (34 words)": "sense_probe.tsv", "sentence set (15 words)": "sense_sentences.tsv"}
 MIN_ID = 300
@@ -66,13 +66,6 @@ def ppmi_svd(train_txt: Path, index: dict[str, int], window: int, dims: int, con
     matrix = sp.csr_matrix((pmi[keep], (coo.row[keep], coo.col[keep])), shape=counts.shape)
     u, s, _ = randomized_svd(matrix, dims, random_state=0)
     return (u * np.sqrt(s)).astype(np.float32)
-
-
-def score(vectors: np.ndarray, items, groups) -> float:
-    per_item = np.full(len(items), np.nan)
-    for idx in groups.values():
-        per_item[idx] = loo_nn_scores(vectors[idx], [items[i].sense for i in idx])
-    return 100 * float(np.nanmean(per_item))
 
 
 def bags(items, table, index, ok, weight, decay):
