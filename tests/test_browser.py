@@ -393,8 +393,10 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         ring = next(t for t in again if t[0] == "neighbours query")
         five = next(t for t in again if t[0] == "sentence 5")
         assert (ring[1], ring[2]) == (five[1], five[2])  # the query occurrence travelled too
-        assert fresh.find_element(By.CSS_SELECTOR, ".st-key-explorer_layer_norm input").is_selected()
+        # the map can be drawn before the rest of the run's widgets reach the page: wait for them
+        assert _find(fresh, ".st-key-explorer_layer_norm input").is_selected()
         total = 2 + math.exp(0.3)
+        _wait(fresh, "the s values", _s_values)
         assert _s_values(fresh) == [f"{v:.3f}" for v in (1 / total, math.exp(0.3) / total, 1 / total)]
         assert not _page_errors(fresh)
 
