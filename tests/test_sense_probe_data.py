@@ -80,3 +80,35 @@ def test_no_probe_sentence_is_in_the_training_corpus(items):
     with open(TRAIN, encoding="utf-8") as f:
         found = [line.strip() for line in f if line.strip().lower() in probe]
     assert not found
+
+
+# ---- the held-out sentences (holdout_sentences.tsv): chosen between trained models, never steered by ---------------
+HOLDOUT = REPO / "assets" / "probes" / "holdout_sentences.tsv"
+
+
+def test_holdout_shape_words_and_placement(items):
+    from app.examples import EXAMPLE_SETS
+
+    held = read_sense_sentences(HOLDOUT)
+    per_sense = defaultdict(list)
+    for it in held:
+        per_sense[it.lemma, it.sense].append(it)
+    assert len({w for w, _ in per_sense}) == 20 and len(per_sense) == 40
+    assert all(len(group) == 6 for group in per_sense.values())
+    taken = ({s.word for s in EXAMPLE_SETS.values()} | {it.lemma for it in read_sense_sentences(OWN_SENTENCES)}
+             | {it.lemma for it in items})
+    assert not {it.lemma for it in held} & taken
+    normal = [" ".join(it.tokens).lower() for it in held]
+    assert len(set(normal)) == len(normal)
+    for it in held:
+        forms = word_forms(it.lemma)
+        assert sum(t.lower() in forms for t in it.tokens) == 1, it.tokens
+        assert it.tokens[0].lower() not in forms, it.tokens  # never the first word: the "before" rows need context
+
+
+def test_no_holdout_sentence_is_in_the_training_corpus():
+    if not TRAIN.is_file():
+        pytest.skip(f"no training corpus at {TRAIN} (build it with `python -m elmo_core.corpus build data/corpus`)")
+    held = {" ".join(it.tokens).lower() for it in read_sense_sentences(HOLDOUT)}
+    with open(TRAIN, encoding="utf-8") as f:
+        assert not [line.strip() for line in f if line.strip().lower() in held]

@@ -1,0 +1,63 @@
+"""Several models side by side on one set of sense sentences: leave-one-out 1-NN % per layer and silhouette.
+
+Usage:
+    python scripts/sense_set_compare.py [--sentences assets/probes/holdout_sentences.tsv] MODEL [MODEL ...]
+
+A MODEL is a bundled model's name (``default``, ``lm-only``) or a checkpoint folder (options.json +
+model.safetensors, e.g. ``runs/stage8/last``). Scores come from ``elmo_core.probes.loo_sense`` (the probe of
+``python -m elmo_core evaluate``): % of occurrences whose nearest other occurrence of the word (cosine) has
+the same sense, per layer and for the equal mix, with its standard error over items (binomial), and the
+silhouette by sense (cosine, averaged over words). Used to choose between trained models on sentences that
+steered nothing (``assets/probes/SENSE_PROBE.md``, "Held-out sentences").
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def load(model: str):
+    from elmo_core import Embedder
+    path = Path(model)
+    if path.is_dir():
+        return Embedder.from_checkpoint(path, device="cpu")
+    return Embedder.bundled(model, device="cpu")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="+", help="bundled model names or checkpoint folders")
+    ap.add_argument("--sentences", type=Path, default=ROOT / "assets" / "probes" / "holdout_sentences.tsv")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    import torch
+
+    from elmo_core.probes.loo_sense import loo_sense_probe
+    from elmo_core.senses import read_sense_sentences
+
+    torch.set_num_threads(args.threads)
+    items = read_sense_sentences(args.sentences)
+    words = len({item.key for item in items})
+    print(f"{args.sentences.name}: {len(items)} sentences, {words} words; 1-NN % (standard error) / silhouette")
+    print("| model | layer 0 | layer 1 | layer 2 | equal mix | bag of layer-0 context |")
+    print("|---|---|---|---|---|---|")
+    for model in args.models:
+        result = loo_sense_probe(load(model), items, dataset=args.sentences.name)
+        n = result.data.n_test
+
+        def cell(acc: float, sil: float | None) -> str:
+            se = 100 * math.sqrt(acc * (1 - acc) / n)
+            return f"{100 * acc:.1f} ({se:.1f}) / {'n/a' if sil is None else f'{sil:.2f}'}"
+
+        layers = [cell(acc, sil) for acc, sil in zip(result.layers, result.silhouette)]
+        print(f"| {model} | " + " | ".join(layers) + f" | {cell(result.mix_equal, result.silhouette_mix_equal)}"
+              f" | {cell(result.baselines['layer-0 bag of context'], result.silhouette_bag_of_context)} |")
+
+
+if __name__ == "__main__":
+    main()
