@@ -436,9 +436,11 @@ def no_neighbours_note(frame: Frame) -> str | None:
 
 
 def query_option(occurrences: Sequence[ex.Occurrence], lines: Sequence[ex.Line], i: int) -> str:
-    """How occurrence ``i`` reads in the query box: "#3 · river · … on the «bank» of …"."""
+    """How occurrence ``i`` reads in the query box: "#3 · river · … on the «bank» of …" ("#3 · … on the «bank» of …"
+    for an unlabelled sentence)."""
     occ = occurrences[i]
-    return f"#{i + 1} · {occ.label or ''} · {marked(lines[occ.line].tokens, occ.position, 6)}"
+    label = f"{occ.label} · " if occ.label else ""
+    return f"#{i + 1} · {label}{marked(lines[occ.line].tokens, occ.position, 6)}"
 
 
 def tokenization_rows(lines: Sequence[ex.Line]) -> dict[str, list]:

@@ -191,6 +191,8 @@ def test_tables_and_options_of_the_page(bank):
     table, occ = bank
     frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), layer_norm=True), word="bank")
     assert fr.query_option(occ, table.lines, 1) == "#2 · river · The river «bank» was muddy ."
+    unlabelled = [dataclasses.replace(o, label=None) for o in occ]  # no empty slot between two separators
+    assert fr.query_option(unlabelled, table.lines, 1) == "#2 · The river «bank» was muddy ."
     rows = fr.tokenization_rows(table.lines)
     assert rows["#"] == [1, 2, 3, 4, 5, 6] and rows["label"][0] == "river" and rows["tokens"][1].startswith("The ·")
     layers = fr.occurrence_layers(table, frame)
