@@ -142,7 +142,7 @@ def model_panel():
             folder = "default" if model.key == "default" else "lm-only"
             st.caption(f"A small biLM trained for this app (model card: `assets/{folder}/MODEL_CARD.md`). It is much "
                        "weaker than the published ELMo models. On our 34-word leave-one-out sense probe its best "
-                       "contextual layer is 33 points above chance for the default, whose top layer was trained "
+                       "contextual layer is 34 points above chance for the default, whose top layer was trained "
                        "to carry the content words on each side of a token, and 3 for lm-only (a GloVe bag of "
                        "context: 38). So with the default, senses set apart by the words around them (“bank” by "
                        "a river or with money) often form their own groups, while others still mix. Load the "
