@@ -8,7 +8,7 @@ model.safetensors, e.g. ``runs/stage8/last``). Scores come from ``elmo_core.prob
 ``python -m elmo_core evaluate``): % of occurrences whose nearest other occurrence of the word (cosine) has
 the same sense, per layer and for the equal mix, with its standard error over items (binomial), and the
 silhouette by sense (cosine, averaged over words). Used to choose between trained models on sentences that
-steered nothing (``assets/probes/SENSE_PROBE.md``, "Held-out sentences").
+steered no training (``assets/probes/SENSE_PROBE.md``, "Held-out sentences").
 """
 from __future__ import annotations
 
