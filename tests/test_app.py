@@ -266,6 +266,15 @@ def test_one_or_two_occurrences(text, n):
     assert any("occurs once in your sentences" in shown(i.value) for i in at.info) == (n == 1)
     at.checkbox(key="explorer_same_word").uncheck().run()
     assert len(frame_of(at).neighbours) > 0  # every word of the sentences
+    at.session_state[state.TAB] = state.TABS["senses"]
+    at.run()
+    split = ("The one occurrence" if n == 1 else "The 2 occurrences") + " cannot be split into clusters here"
+    assert any(split in shown(i.value) for i in at.info)
+    if n == 2:  # unlabelled sentences: the heatmaps' heading does not claim a sort by label
+        at.session_state[state.TAB] = state.TABS["similarity"]
+        at.run()
+        heading = [m.value for m in at.markdown if "Cosine similarity between the occurrences" in m.value]
+        assert heading == ["**Cosine similarity between the occurrences** (one colour scale for all panels)"]
 
 
 def test_emoji_and_non_latin_text():

@@ -451,7 +451,8 @@ def similarity_tab(frame: Frame, occurrences) -> None:
         return
     for note in frame.notes:
         st.caption(note)
-    st.markdown("**Cosine similarity between the occurrences** (sorted by label; one colour scale for all panels)")
+    order = "sorted by label; " if any(o.label for o in occurrences) else ""
+    st.markdown(f"**Cosine similarity between the occurrences** ({order}one colour scale for all panels)")
     st.plotly_chart(chart(figures.frame_heatmaps(frame, occurrences)), key=state.key("heatmaps"), width="stretch")
     scores = frame.separation
     st.markdown("**Sense separation per layer**")
@@ -475,7 +476,7 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
                  help="Auto tries 2 to 6 clusters and keeps the split with the highest silhouette.")
     found = frame.clusters
     if found is None:
-        st.info(f"The {n} occurrence(s) cannot be split into clusters here: "
+        st.info(("The one occurrence" if n == 1 else f"The {n} occurrences") + " cannot be split into clusters here: "
                 + ("they all have the same vector in this mix." if frame.same_vector else
                    "clustering needs at least 3 occurrences with a non-zero vector."))
         return
@@ -629,10 +630,6 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
     st.caption("Numbers count from 1 as on this page (occurrence #1, sentence 1, token 1). Every file records the "
                "model, w, s, γ, layer norm and the sentences (CSV: in each row; .npz and the zip: "
                "`settings` / settings.json).")
-    if not state.text_fits_link(current_view(table.num_layers, model)):
-        st.warning(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): the "
-                   "page URL keeps the word and the controls only. Share the sentences as a .txt file (the "
-                   "upload box reads it).")
 
 
 # ---- page -------------------------------------------------------------------------------------------------
