@@ -478,7 +478,8 @@ def link_notes(view: View, model_key: str, model_name: str, state: Mapping) -> l
         notes.append("The comparison uses a model that is not bundled, so the link leaves the comparison out.")
     if not text_fits_link(view):
         notes.append(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): "
-                     "the link keeps the word and the controls only. Share the sentences as a .txt file (the upload box reads it).")
+                     "the link keeps the word and the controls only. Share the sentences as a .txt file (the upload "
+                     "box reads it).")
     return notes
 
 

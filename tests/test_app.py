@@ -268,7 +268,7 @@ def test_one_or_two_occurrences(text, n):
     assert len(frame_of(at).neighbours) > 0  # every word of the sentences
     at.session_state[state.TAB] = state.TABS["senses"]
     at.run()
-    split = ("The one occurrence" if n == 1 else "The 2 occurrences") + " cannot be split into clusters here"
+    split = ("The 1 occurrence" if n == 1 else "The 2 occurrences") + " cannot be split into clusters here"
     assert any(split in shown(i.value) for i in at.info)
     if n == 2:  # unlabelled sentences: the heatmaps' heading does not claim a sort by label
         at.session_state[state.TAB] = state.TABS["similarity"]

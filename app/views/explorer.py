@@ -476,7 +476,7 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
                  help="Auto tries 2 to 6 clusters and keeps the split with the highest silhouette.")
     found = frame.clusters
     if found is None:
-        st.info(("The one occurrence" if n == 1 else f"The {n} occurrences") + " cannot be split into clusters here: "
+        st.info(f"The {plural(n, 'occurrence')} cannot be split into clusters here: "
                 + ("they all have the same vector in this mix." if frame.same_vector else
                    "clustering needs at least 3 occurrences with a non-zero vector."))
         return
