@@ -17,7 +17,9 @@ cosine distance per word (``silhouette_by_sense``), averaged over words.
 * The shipped biLM (``Embedder.default()``) per layer, through ``elmo_core.probes.loo_sense.loo_sense_probe``.
 * Chance: the expected 1-NN score of a random neighbour, MFS (leave-one-out), and seeded random vectors.
 
-Writes assets/probes/sense_probe_baselines.json and prints a markdown table (the one in SENSE_PROBE.md).
+Writes assets/probes/sense_probe_baselines.json (for another set given with ``--probe``: only the file named by
+``--out``, so that the committed probe baselines are never overwritten) and prints a markdown table (the one in
+SENSE_PROBE.md).
 """
 from __future__ import annotations
 
@@ -138,7 +140,8 @@ def minilm_states(items: list[SenseItem], batch_size: int = 32) -> tuple[np.ndar
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--probe", type=Path, default=PROBE)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help=f"JSON report (default: {OUT.relative_to(REPO)} for the probe, "
+                                                 "none for another set)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--skip-default", action="store_true", help="do not score the shipped biLM")
     args = parser.parse_args(argv)
@@ -203,8 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     res["chance"] = chance
     report["seconds"] = round(time.perf_counter() - start, 1)
     report["versions"] = _versions()
-    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}", file=sys.stderr)
+    out = args.out or (OUT if args.probe.resolve() == PROBE.resolve() else None)
+    if out is not None:
+        out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {out}", file=sys.stderr)
     print(table(report))
     return 0
 

@@ -4,8 +4,9 @@ side-bag term (docs/TEACHERS.md, "Side bags").
 Usage (training extras installed; the vocabulary of a run or a bundled model; a few seconds)::
 
     python scripts/side_bag_baselines.py [--vocab assets/default/vocab.txt] [--min-id 300] [--saturation 0.2]
+        [--probe assets/probes/holdout2_sentences.tsv]
 
-For every probe item (``assets/probes/sense_probe.tsv``) the GloVe vectors of the sentence's tokens (the
+For every item of a sense set (default: the probe, ``assets/probes/sense_probe.tsv``) the GloVe vectors of the sentence's tokens (the
 vocabulary's centred GloVe table, ``teacher.lexical_targets``; tokens outside the vocabulary and the ``--min-id``
 most frequent words left out) are summed before and after the target, and scored with the probe's metric
 (leave-one-out 1-NN by cosine within a word, ``metrics.loo_nn_scores``, micro-averaged over items):
@@ -59,13 +60,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vocab", type=Path, default=REPO / "assets" / "default" / "vocab.txt")
     parser.add_argument("--min-id", type=int, default=300, help="vocabulary ids below this are left out (default 300)")
     parser.add_argument("--saturation", type=float, default=0.2, help="s in tanh(s * sum) (default 0.2)")
+    parser.add_argument("--probe", type=Path, default=SENSE_PROBE, help="a sense set (word, sense, sentence TSV)")
     args = parser.parse_args(argv)
     from elmo_core.teacher import lexical_targets
 
     vocab = args.vocab.read_text(encoding="utf-8").splitlines()
     index = {w: i for i, w in enumerate(vocab)}
     table, has = (t.numpy() for t in lexical_targets(vocab))
-    items = read_sense_sentences(SENSE_PROBE)
+    items = read_sense_sentences(args.probe)
     groups = group_by_key(items)
     s = args.saturation
 
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         ("[mean before ; mean after], unit length each, every token",
          np.hstack([unit(every_b / np.maximum(counts_b, 1)), unit(every_a / np.maximum(counts_a, 1))])),
     ]
-    print(f"Sense probe: {len(items)} items, {len(groups)} words; vocabulary {args.vocab} ({len(vocab):,} words).\n")
+    print(f"{args.probe.name}: {len(items)} items, {len(groups)} words; vocabulary {args.vocab} ({len(vocab):,} words).\n")
     print("| representation (GloVe 6B 50-d, centred over the vocabulary) | 1-NN (%) |\n|---|---|")
     for name, vectors in rows:
         print(f"| {name} | {score(vectors, items, groups):.1f} |")

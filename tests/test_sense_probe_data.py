@@ -82,21 +82,24 @@ def test_no_probe_sentence_is_in_the_training_corpus(items):
     assert not found
 
 
-# ---- the held-out sentences (holdout_sentences.tsv): chosen between trained models, never steered by ---------------
+# ---- the held-out sets: each chose between trained models once, never steered training -----------------------------
 HOLDOUT = REPO / "assets" / "probes" / "holdout_sentences.tsv"
+HOLDOUT2 = REPO / "assets" / "probes" / "holdout2_sentences.tsv"
+HELD_OUT_SETS = [(HOLDOUT, 20, []), (HOLDOUT2, 24, [HOLDOUT])]  # (file, words, earlier held-out sets)
 
 
-def test_holdout_shape_words_and_placement(items):
+@pytest.mark.parametrize("path, n_words, earlier", HELD_OUT_SETS, ids=["holdout", "holdout2"])
+def test_holdout_shape_words_and_placement(items, path, n_words, earlier):
     from app.examples import EXAMPLE_SETS
 
-    held = read_sense_sentences(HOLDOUT)
+    held = read_sense_sentences(path)
     per_sense = defaultdict(list)
     for it in held:
         per_sense[it.lemma, it.sense].append(it)
-    assert len({w for w, _ in per_sense}) == 20 and len(per_sense) == 40
+    assert len({w for w, _ in per_sense}) == n_words and len(per_sense) == 2 * n_words
     assert all(len(group) == 6 for group in per_sense.values())
     taken = ({s.word for s in EXAMPLE_SETS.values()} | {it.lemma for it in read_sense_sentences(OWN_SENTENCES)}
-             | {it.lemma for it in items})
+             | {it.lemma for it in items} | {it.lemma for e in earlier for it in read_sense_sentences(e)})
     assert not {it.lemma for it in held} & taken
     normal = [" ".join(it.tokens).lower() for it in held]
     assert len(set(normal)) == len(normal)
@@ -106,9 +109,10 @@ def test_holdout_shape_words_and_placement(items):
         assert it.tokens[0].lower() not in forms, it.tokens  # never the first word: the "before" rows need context
 
 
-def test_no_holdout_sentence_is_in_the_training_corpus():
+def test_no_held_out_sentence_is_in_the_training_corpus():
     if not TRAIN.is_file():
         pytest.skip(f"no training corpus at {TRAIN} (build it with `python -m elmo_core.corpus build data/corpus`)")
-    held = {" ".join(it.tokens).lower() for it in read_sense_sentences(HOLDOUT)}
+    held = {" ".join(it.tokens).lower() for path, _, _ in HELD_OUT_SETS for it in read_sense_sentences(path)}
+    assert len(held) == 240 + 288
     with open(TRAIN, encoding="utf-8") as f:
         assert not [line.strip() for line in f if line.strip().lower() in held]
