@@ -275,6 +275,11 @@ def test_one_or_two_occurrences(text, n):
         at.run()
         heading = [m.value for m in at.markdown if "Cosine similarity between the occurrences" in m.value]
         assert heading == ["**Cosine similarity between the occurrences** (one colour scale for all panels)"]
+    at.session_state[state.TAB] = state.TABS["export"]
+    at.run()  # no map files without a map, and the empty column says why
+    assert [c.value for c in at.caption if c.value.startswith("No map files")] == [
+        "No map files: a 2-D map needs at least 3 points (Map tab)."]
+    assert not [b for b in at.get("download_button") if "map" in b.proto.label.lower()]
 
 
 def test_emoji_and_non_latin_text():

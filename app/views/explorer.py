@@ -627,6 +627,8 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
                                help="The map as a page that works without a network.")
         c3.caption(f"PNG: the camera icon in the map's toolbar saves {stem('map')}.png with the map's title "
                    "(this server has no static image export: plotly's needs the kaleido package and a browser).")
+    else:
+        c3.caption(f"No map files: a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points (Map tab).")
     st.caption("Numbers count from 1 as on this page (occurrence #1, sentence 1, token 1). Every file records the "
                "model, w, s, γ, layer norm and the sentences (CSV: in each row; .npz and the zip: "
                "`settings` / settings.json).")
