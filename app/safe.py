@@ -40,6 +40,16 @@ def md(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, clean_line(str(text))))
 
 
+def md_with_code(text: object) -> str:
+    """One of this project's own messages as markdown: the spans it puts between backticks (commands, such as
+    ``elmo_core.wordnet.PREPARE_HINT``'s) show as code, the rest as ``md`` shows it. Never for user text: a
+    message with unpaired backticks is shown literally by ``md``."""
+    parts = clean_line(str(text)).split("`")
+    if len(parts) % 2 == 0:
+        return md(text)
+    return "".join(md(part) if k % 2 == 0 else f"`{part}`" for k, part in enumerate(parts))
+
+
 def visible(text: object) -> str:
     """``text`` with every character that shows nothing or not itself (the ones Python's ``str.isprintable``
     refuses: control and format characters such as a zero-width space, line separators, no-break spaces) written

@@ -197,8 +197,8 @@ def umap_status(warming: bool) -> None:
     def status() -> None:
         warm = resources.umap_warm_up()
         if warm.state == "warming":
-            st.caption("UMAP is compiling in the background (about 20 s after the server starts); maps use PCA "
-                       "until it is ready.")
+            st.caption("UMAP is compiling in the background (about 20 s after the server starts on an idle machine, "
+                       "minutes on a busy one); maps use PCA until it is ready.")
         elif warm.state == "failed":
             st.caption(f"UMAP is unavailable ({md(warm.error)}); maps use PCA or t-SNE.")
         elif warming:  # it was warming when the page was drawn: redraw the maps with UMAP, stop polling

@@ -83,6 +83,9 @@ def test_page_says_when_probe_data_is_missing(monkeypatch, tmp_path):
     assert at.button(key="layers_compute_disabled").disabled  # shown, greyed out, with the reason
     assert any("python -m elmo_core probe --prepare" in shown_text(i.value) for i in at.info)
     assert any("needs the probe data, which is missing here" in shown_text(i.value) for i in at.info)
+    # the missing-data reasons show their commands as code, not as literal backticks
+    assert any("`apt-get install -y wordnet-base`" in i.value and "\\`" not in i.value.split("- ", 1)[-1]
+               for i in at.info)
 
 
 def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):

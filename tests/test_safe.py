@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from app.safe import md, plot, shown, visible
+from app.safe import md, md_with_code, plot, shown, visible
 from tests.conftest import IMAGE, LABEL_BIG, LABEL_LINK, LINK, STYLED, render_markdown
 
 
@@ -21,6 +21,12 @@ def test_md_renders_exactly_the_characters(text):
     assert html_lib.unescape(inner).replace("\u2060", "") == clean_line(text)
     assert shown(md(text)) == clean_line(text)
     assert not re.search(r"(?<!\\)[:$\[\]<&]", md(text))  # Streamlit's :color[]/:icon:, KaTeX, links, HTML
+
+
+def test_md_with_code_shows_our_commands_as_code_and_the_rest_literally():
+    html = render_markdown(md_with_code("install it with `apt-get install -y wordnet-base` in /data/*x*"))
+    assert html == "<p>install it with <code>apt-get install -y wordnet-base</code> in /data/*x*</p>\n"
+    assert md_with_code("an `odd one") == md("an `odd one")  # unpaired: all literal
 
 
 def test_plot_escapes_pseudo_html():

@@ -12,7 +12,7 @@ import streamlit as st
 
 from app import layers_logic as lg
 from app import resources
-from app.safe import md
+from app.safe import md, md_with_code
 from elmo_core.probes import ProbeReport
 
 ss = st.session_state
@@ -52,7 +52,7 @@ def compute_section(model: resources.LoadedModel, have_results: bool, problems: 
                 "on this server (`make app` does not fetch it). Stop the app, prepare it once with"
                 "\n\n```\npython -m elmo_core probe --prepare\n```\n\n(it fetches pinned versions of both into "
                 "`data/probes/`), then start the app again and reload this page.\n\n"
-                + "\n\n".join(f"- {md(p)}" for p in problems))
+                + "\n\n".join(f"- {md_with_code(p)}" for p in problems))
         st.button(label, key="layers_compute_disabled", disabled=True,
                   help="Disabled: the probe data is missing (see above).")
         return
