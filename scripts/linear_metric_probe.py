@@ -1,6 +1,6 @@
 """Could a linear map of layers 1 and 2 bring out sense information the shipped cosines miss?
 
-Usage (training extras and the MiniLM teacher states installed; about 4 minutes on two cores)::
+Usage (training extras and the MiniLM teacher states installed; about 5 minutes on two cores)::
 
     python scripts/linear_metric_probe.py [--model default] [--sentences 30000] [--steps 1000]
 
@@ -37,12 +37,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from elmo_core.metrics import unit  # noqa: E402
+
 SETS = ("sense_probe", "sense_sentences", "holdout_sentences", "holdout2_sentences")
 TEACHER = REPO / "data" / "teacher" / "minilm_l6_120k.safetensors"
-
-
-def unit(x: np.ndarray) -> np.ndarray:
-    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-8)
 
 
 def training_states(embedder, vocab: list[str], n_sentences: int, min_id: int = 300) -> dict[str, np.ndarray]:
@@ -61,11 +59,10 @@ def training_states(embedder, vocab: list[str], n_sentences: int, min_id: int = 
         if hi - lo != len(tokens):
             raise SystemExit(f"teacher states do not match training sentence {i}: rebuild them (docs/TEACHERS.md)")
         ids = np.array([index.get(w, 2) for w in tokens])
-        content = (ids >= min_id) & has[ids] & teacher.mask[lo:hi].numpy()
-        vecs = table[ids] * ((ids >= min_id) & has[ids])[:, None]
-        others = (ids >= min_id) & has[ids]
+        content = (ids >= min_id) & has[ids]
+        vecs = table[ids] * content[:, None]
         bag = vecs.sum(axis=0) - vecs  # the other content words' sum; its direction is the mean's
-        keep = content & (others.sum() - others > 0)
+        keep = content & teacher.mask[lo:hi].numpy() & (content.sum() - content > 0)
         top.append(acts[2][keep])
         target.append(np.hstack([unit(teacher.states[lo:hi].float().numpy()[keep]), unit(bag[keep])]))
         words.append(ids[keep])

@@ -1,7 +1,9 @@
-"""Several models side by side on one set of sense sentences: leave-one-out 1-NN % per layer and silhouette.
+"""Several models side by side on one or more sets of sense sentences: leave-one-out 1-NN % per layer and silhouette.
 
 Usage:
-    python scripts/sense_set_compare.py [--sentences FILE [FILE ...]] MODEL [MODEL ...]
+    python scripts/sense_set_compare.py [--sentences FILE [FILE ...] --] MODEL [MODEL ...]
+
+(the ``--`` ends the list of sets).
 
 A MODEL is a bundled model's name (``default``, ``lm-only``) or a checkpoint folder (options.json +
 model.safetensors, e.g. ``runs/stage8/last``). Scores come from ``elmo_core.probes.loo_sense`` (the probe of
