@@ -706,7 +706,8 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
     if chosen == "tsne" and n < 5:
         chosen, note = "pca", f"t-SNE needs at least 5 points; showing PCA for {n}."
     if chosen == "umap" and umap_state != "ready":
-        why = {"warming": "UMAP is still compiling in the background (about 20 s after start-up on an idle machine)",
+        why = {"warming": "UMAP is still compiling in the background (about 20 s after start-up on an idle "
+                          "machine)",
                "off": "UMAP has not been started", "failed": "UMAP failed to start"}.get(umap_state, "UMAP is unavailable")
         chosen, note = "pca", f"{why}; showing PCA meanwhile."
     if float(np.ptp(x, axis=0).max()) == 0.0:

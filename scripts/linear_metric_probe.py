@@ -23,8 +23,9 @@ content words]:
   from the teacher's softmax over a word's other occurrences, temperature 0.03, to the student's, temperature 0.05),
   64 words x 16 occurrences per step, Adam.
 
-Each A is scored on the three hand-written sense sets (leave-one-out 1-NN %, layer 1, layer 2, equal mix; the
-silhouette of layer 2), against the model's own layers (A = identity).
+Each A is scored on the four hand-written sense sets (the probe, our older sentences, both held-out sets:
+leave-one-out 1-NN %, layer 1, layer 2, equal mix; the silhouette of layer 2), against the model's own layers
+(A = identity).
 """
 from __future__ import annotations
 
@@ -155,12 +156,12 @@ def main() -> None:
     import torch
 
     from elmo_core import Embedder
+    from elmo_core.paths import BUNDLED_MODELS
 
     torch.set_num_threads(2)
-    path = Path(args.model)
-    embedder = Embedder.from_checkpoint(path, device="cpu") if path.is_dir() else Embedder.bundled(args.model, device="cpu")
-    vocab_dir = path if path.is_dir() else REPO / "assets" / args.model
-    vocab = (vocab_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    folder = Path(args.model) if Path(args.model).is_dir() else BUNDLED_MODELS[args.model]
+    embedder = Embedder.from_checkpoint(folder, device="cpu")
+    vocab = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
     data = training_states(embedder, vocab, args.sentences)
     print(f"model {args.model}; A fitted on {len(data['word']):,} content-word tokens of {args.sentences:,} training "
           f"sentences. Cells: leave-one-out 1-NN % in layer 1 / layer 2 / equal mix (silhouette of layer 2)\n")

@@ -6,10 +6,10 @@ Usage (training extras installed; the vocabulary of a run or a bundled model; a 
     python scripts/side_bag_baselines.py [--vocab assets/default/vocab.txt] [--min-id 300] [--saturation 0.2]
         [--probe assets/probes/holdout2_sentences.tsv]
 
-For every item of a sense set (default: the probe, ``assets/probes/sense_probe.tsv``) the GloVe vectors of the sentence's tokens (the
-vocabulary's centred GloVe table, ``teacher.lexical_targets``; tokens outside the vocabulary and the ``--min-id``
-most frequent words left out) are summed before and after the target, and scored with the probe's metric
-(leave-one-out 1-NN by cosine within a word, ``metrics.loo_nn_scores``, micro-averaged over items):
+For every item of a sense set (default: the probe, ``assets/probes/sense_probe.tsv``) the GloVe vectors of the
+sentence's tokens (the vocabulary's centred GloVe table, ``teacher.lexical_targets``; tokens outside the vocabulary
+and the ``--min-id`` most frequent words left out) are summed before and after the target, and scored with the
+probe's metric (leave-one-out 1-NN by cosine within a word, ``metrics.loo_nn_scores``, micro-averaged over items):
 
 * the whole-sentence sum (the target left out), and [sum before ; sum after] raw;
 * [tanh(s * sum before) ; tanh(s * sum after)], the target left out and (inclusive) counted on both sides;
