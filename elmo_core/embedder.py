@@ -150,6 +150,36 @@ class Embedder:
         return cls(bilm, device, stateful, dtype, name=Path(weights_file).name)
 
     @classmethod
+    def published(cls, name: str, cache_dir: str | Path | None = None, download: bool = False, device=None,
+                  stateful: bool = False, dtype: str = "float32", base_url: str | None = None,
+                  progress=None) -> "Embedder":
+        """A published ELMo model (``elmo_core.published.PUBLISHED``: "small", "medium", "original",
+        "original-5.5b") from the local cache, without touching the network unless ``download=True``.
+
+        Args:
+            cache_dir: the cache folder (default ``$ELMO_CORE_CACHE``, else the user cache folder).
+            download: fetch the model into the cache first when it is not there (``published.download``:
+                timeouts, retries, resume, every file checked before it is kept).
+            base_url, progress: for that download (``progress(file name, bytes done, bytes total)``).
+            device, stateful, dtype: as the constructor.
+        Returns: an Embedder named after the model ("original").
+        Raises:
+            KeyError: an unknown name (the message lists the published ones).
+            FileNotFoundError: not cached and ``download`` is False (the message gives the command).
+            ValueError: the cached copy is damaged (a size differs from the manifest), or the files fail
+                ``load_bilm_from_elmo_files``'s checks.
+            elmo_core.download.DownloadError: ``download=True`` and the download failed.
+        """
+        from . import published as store
+
+        if download:
+            store.download(name, cache_dir, base_url, progress=progress)
+        options_file, weights_file = store.cached_files(name, cache_dir)
+        embedder = cls.from_elmo_files(options_file, weights_file, device, stateful, dtype)
+        embedder.name = store.published_model(name).name
+        return embedder
+
+    @classmethod
     def from_checkpoint(cls, directory: str | Path, device=None, stateful: bool = False,
                         dtype: str = "float32") -> "Embedder":
         """Load our checkpoint format (options.json + model.safetensors)."""

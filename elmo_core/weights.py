@@ -153,7 +153,7 @@ def _open_hdf5(path, label: str | None = None):
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"weights file not found: {path}")
-        label = path.name
+        label = label or path.name
     try:
         return h5py.File(path, "r")
     except (OSError, ValueError) as exc:
@@ -265,6 +265,49 @@ def load_bilm_from_elmo_files(options_file: str | Path, weights_file: str | Path
     weights_file = Path(weights_file)
     with _open_hdf5(weights_file) as f:
         return _bilm_from_hdf5(config, f, weights_file.name)
+
+
+def check_elmo_files(options_file: str | Path, weights_file: str | Path, label: str | None = None) -> BiLMConfig:
+    """Check that a weights.hdf5 is a complete, readable ELMo file for its options.json, without building
+    the model: the downloader's last check before a file enters the cache.
+
+    The same checks as ``load_bilm_from_elmo_files`` (options against ``config.BOUNDS``; the file read as data
+    only; every dataset name and shape against the options; float dtypes), and then every array is read, one
+    dataset at a time (at most the largest dataset in memory: 67 MB for Original), so that a damaged chunk
+    or a NaN shows here rather than at the first use. The parameter budget is not applied: it is a
+    server's limit on what it loads, not a property of the file.
+
+    Args: label: the file's name in messages (default: its own; the downloader checks "weights.hdf5.part"
+        under the name it will have).
+    Returns: the options' ``BiLMConfig``.
+    Raises:
+        FileNotFoundError: either file is missing.
+        ValueError: as ``load_bilm_from_elmo_files`` (the message names the dataset), or a dataset that
+            cannot be read (a damaged chunk: HDF5's own error text follows the name).
+    """
+    import dataclasses
+
+    config = BiLMConfig.from_options_json(options_file)
+    weights_file = Path(weights_file)
+    label = label or weights_file.name
+    if not weights_file.is_file():
+        raise FileNotFoundError(f"weights file not found: {weights_file}")
+    with _open_hdf5(weights_file, label) as f:
+        datasets = hdf5_datasets(f, label)
+        no_projection = _without_projection(config, datasets, label)
+        checked = config
+        if no_projection:
+            checked = dataclasses.replace(config, lstm=dataclasses.replace(config.lstm, proj_clip=0.0))
+        with torch.device("meta"):
+            _check_layout(BiLM(checked), datasets, label, no_projection)
+        for name in sorted(datasets):
+            try:
+                value = datasets[name][()]
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"{label}: dataset '{name}' cannot be read ({exc})") from None
+            if not np.isfinite(value).all():
+                raise ValueError(f"{label}: dataset '{name}' contains NaN or infinite values")
+    return config
 
 
 def _bilm_from_hdf5(config: BiLMConfig, f, label: str) -> BiLM:

@@ -1,0 +1,267 @@
+"""Fetching one file over HTTP(S) into a folder, safely: the only module that talks to the network at run time.
+
+What it guarantees, because users of other ELMo tools keep hitting the opposite (a stalled download with no
+timeout, a truncated file cached and failing later, two processes writing one file):
+
+* connect and read timeouts on every request, and retries with exponential backoff on dropped connections,
+  timeouts and 5xx answers (a 4xx is final: retrying a 404 cannot help);
+* the body streams into ``NAME.part`` beside the destination; after a dropped connection, or in a later
+  process, the download resumes from the part's length with an HTTP ``Range`` request, guarded by
+  ``If-Range`` so that a file changed on the server restarts from zero instead of splicing two versions;
+* the length is checked against ``Content-Length`` / ``Content-Range`` (and against a size known in advance),
+  then the caller's ``validate`` runs on the complete part, and only then is it renamed into place
+  (``os.replace``: atomic on one file system). A file that fails any check never appears under its name.
+
+Proxies come from the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``) as in ``requests``. Locking
+between processes is the caller's (``elmo_core.published`` holds one lock per model).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+# Bytes per network read. A dropped connection loses the read in progress (urllib3 raises before yielding
+# it), so a resume repeats at most this much; at 64 KiB the per-read Python cost is still far below the
+# disk's (benchmarks/download_throughput.py).
+CHUNK_BYTES = 1 << 16
+PART_SUFFIX = ".part"
+
+
+class DownloadError(Exception):
+    """A download that failed for a reason worth one line to the user: ``str(error)`` says what failed, where,
+    and what to do. ``url`` is the address that failed (None when no request was made)."""
+
+    def __init__(self, message: str, url: str | None = None):
+        super().__init__(message)
+        self.url = url
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How patient a download is.
+
+    connect_timeout, read_timeout: seconds to open a connection / between two received bytes (``requests``'
+    ``timeout=(connect, read)``). retries: attempts after the first. backoff: seconds before the first retry,
+    doubled for each next one (1, 2, 4 s: an unreachable server fails within about 4 x connect_timeout + 7 s).
+    """
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    retries: int = 3
+    backoff: float = 1.0
+
+
+# progress(bytes done, bytes total or None when unknown): called at most every CHUNK_BYTES and at the end.
+ByteProgress = Callable[[int, "int | None"], None]
+
+
+def sha256_of(path: str | Path) -> str:
+    """The hex sha256 of a file, read 1 MiB at a time. Raises OSError when it cannot be read."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class _Retry(Exception):
+    """One attempt failed in a way a retry may mend (dropped connection, timeout, 5xx, short body)."""
+
+
+def _part_meta(part: Path) -> Path:
+    return part.with_name(part.name + ".json")
+
+
+def _validator_of(response) -> str | None:
+    """What ``If-Range`` may name for this response: a strong ETag, else Last-Modified (RFC 9110 13.1.5)."""
+    etag = response.headers.get("ETag")
+    if etag and not etag.startswith("W/"):
+        return etag
+    return response.headers.get("Last-Modified")
+
+
+def _total_of(response, offset: int) -> int | None:
+    """The whole file's length from a 200's Content-Length or a 206's Content-Range, or None when unknown."""
+    if response.status_code == 206:
+        value = response.headers.get("Content-Range", "")  # "bytes START-END/TOTAL"
+        try:
+            span, total = value.split(" ", 1)[1].split("/")
+            start = int(span.split("-")[0])
+        except (IndexError, ValueError):
+            raise DownloadError(f"the server answered a range request with an unreadable Content-Range "
+                                f"{value!r}", response.url) from None
+        if start != offset:
+            raise DownloadError(f"the server resumed at byte {start:,}, not at {offset:,} as asked", response.url)
+        return int(total) if total.strip().isdigit() else None
+    length = response.headers.get("Content-Length")
+    return int(length) if length and length.isdigit() else None
+
+
+def fetch(url: str, destination: str | Path, *, expected_size: int | None = None,
+          validate: Callable[[Path], None] | None = None, policy: Policy = Policy(),
+          progress: ByteProgress | None = None, notice: Callable[[str], None] | None = None, session=None,
+          sleep: Callable[[float], None] = time.sleep) -> Path:
+    """Download ``url`` to ``destination``, resuming a ``destination.part`` left by an earlier attempt.
+
+    Args:
+        expected_size: bytes the file must have, when known in advance (checked against the server's length
+            before the body is read, and against what arrived).
+        validate: called with the complete part file before it is renamed; raises ValueError to refuse it
+            (the part is then deleted, since a resume could not mend it).
+        policy: timeouts and retries (``Policy``).
+        progress: ``progress(done, total)`` in bytes.
+        notice: called with one line before each retry (what failed, the wait, the attempt).
+        session: a ``requests.Session`` (tests pass one; default a new one that reads proxies from the
+            environment).
+        sleep: the backoff's sleep (tests pass a recorder).
+    Returns: ``destination``.
+    Raises:
+        DownloadError: the server could not be reached or kept failing after the retries, answered 4xx,
+            sent a length that disagrees with ``expected_size``, or ``validate`` refused the file; the
+            message names the URL and, for a refused file, why.
+        OSError: the destination's folder cannot be written (the caller words this one).
+    """
+    import requests
+
+    destination = Path(destination)
+    part = destination.with_name(destination.name + PART_SUFFIX)
+    own_session = session is None
+    session = session or requests.Session()
+    try:
+        last: str = ""
+        unreachable = False  # the last attempt never connected: retried without a notice, so that an
+        # offline machine gets the one final line rather than a line per attempt
+        for attempt in range(policy.retries + 1):
+            if attempt:
+                wait = policy.backoff * 2 ** (attempt - 1)
+                if notice is not None and not unreachable:
+                    notice(f"{last}; retrying in {wait:g} s (attempt {attempt + 1} of {policy.retries + 1})")
+                sleep(wait)
+            unreachable = False
+            try:
+                _attempt(session, url, part, expected_size, policy, progress)
+                break
+            except _Retry as why:
+                last = str(why)
+            except requests.exceptions.ConnectTimeout:
+                last = f"no connection within {policy.connect_timeout:g} s"
+                unreachable = True
+            except requests.exceptions.ReadTimeout:
+                last = f"the server sent nothing for {policy.read_timeout:g} s"
+            except requests.exceptions.SSLError as exc:
+                raise DownloadError(f"TLS failed ({_reason(exc)})", url) from None
+            except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+                last = _reason(exc)
+                unreachable = _never_connected(exc)
+            except requests.exceptions.InvalidURL as exc:
+                raise DownloadError(f"not a valid URL ({exc})", url) from None
+            except requests.exceptions.RequestException as exc:
+                raise DownloadError(f"the request failed ({_reason(exc)})", url) from None
+        else:
+            raise DownloadError(f"gave up after {policy.retries + 1} attempts: {last}", url)
+        if validate is not None:
+            try:
+                validate(part)
+            except ValueError as exc:
+                part.unlink(missing_ok=True)
+                _part_meta(part).unlink(missing_ok=True)
+                raise DownloadError(f"the downloaded file was refused: {exc}", url) from None
+        os.replace(part, destination)
+        _part_meta(part).unlink(missing_ok=True)
+        return destination
+    finally:
+        if own_session:
+            session.close()
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """True when the error chain holds urllib3's NewConnectionError (refused, no route, name not resolved)."""
+    from urllib3.exceptions import NewConnectionError
+
+    while exc is not None:
+        if isinstance(exc, NewConnectionError):
+            return True
+        inner = getattr(exc, "reason", None)
+        exc = inner if isinstance(inner, BaseException) else (
+            exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None)
+    return False
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a requests/urllib3 error in one line, without the object reprs they add."""
+    while True:
+        inner = getattr(exc, "reason", None)
+        if not isinstance(inner, BaseException) and exc.args and isinstance(exc.args[0], BaseException):
+            inner = exc.args[0]
+        if not isinstance(inner, BaseException) or inner is exc:
+            break
+        exc = inner
+    text = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+    text = re.sub(r"<[^<>]*>: |^HTTPS?Connection\([^)]*\): ", "", text).strip()
+    return (text.splitlines()[0][:200] if text else "") or type(exc).__name__
+
+
+def _attempt(session, url: str, part: Path, expected_size: int | None, policy: Policy,
+             progress: ByteProgress | None) -> None:
+    """One request: resume from the part's length when there is one, append what arrives, check the length.
+    Raises _Retry, DownloadError, requests' exceptions, OSError."""
+    offset = part.stat().st_size if part.exists() else 0
+    meta = _part_meta(part)
+    headers = {"Accept-Encoding": "identity"}  # the length we check is the file's, not a compressed body's
+    if offset:
+        headers["Range"] = f"bytes={offset}-"
+        try:
+            validator = json.loads(meta.read_text()).get("validator")
+        except (OSError, ValueError):
+            validator = None
+        if validator:
+            headers["If-Range"] = validator
+    with session.get(url, headers=headers, stream=True, timeout=(policy.connect_timeout, policy.read_timeout),
+                     allow_redirects=True) as response:
+        status = response.status_code
+        if status == 416:
+            whole = response.headers.get("Content-Range", "").rpartition("/")[2]
+            if offset and (expected_size == offset or whole == str(offset)):
+                return  # the part is already the whole file; validation decides
+            part.unlink(missing_ok=True)  # the part is longer than the file: start over
+            raise _Retry("the partial file did not fit the server's file; starting over")
+        if status >= 500:
+            raise _Retry(f"the server answered {status} {response.reason}")
+        if status >= 400:
+            raise DownloadError(f"the server answered {status} {response.reason}", url)
+        if status not in (200, 206):
+            raise DownloadError(f"unexpected answer {status} {response.reason}", url)
+        if status == 200:
+            offset = 0  # no range support, or the file changed (If-Range): start from the first byte
+        total = _total_of(response, offset)
+        if expected_size is not None and total is not None and total != expected_size:
+            raise DownloadError(f"the server's file is {total:,} bytes, but this file is known to be "
+                                f"{expected_size:,}: it is not the published file (is the mirror's layout right?)",
+                                url)
+        total = total if total is not None else expected_size
+        validator = _validator_of(response)
+        meta.write_text(json.dumps({"url": url, "validator": validator, "total": total}))
+        done = offset
+        with open(part, "r+b" if offset else "wb") as out:
+            out.seek(offset)
+            out.truncate()
+            try:
+                for block in response.iter_content(CHUNK_BYTES):
+                    out.write(block)
+                    done += len(block)
+                    if total is not None and done > total:
+                        break
+                    if progress is not None:
+                        progress(done, total)
+            finally:
+                out.flush()
+    if total is not None and done != total:
+        if done > total:
+            part.unlink(missing_ok=True)
+            raise _Retry(f"the server sent more than the {total:,} bytes it announced; starting over")
+        raise _Retry(f"the connection ended after {done:,} of {total:,} bytes")

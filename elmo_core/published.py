@@ -1,0 +1,311 @@
+"""The published English ELMo models: their table, the local cache that holds them, and getting them into it.
+
+The table (``PUBLISHED``) is the one place that names them: where AllenNLP publishes each model's
+``options.json`` and ``weights.hdf5`` and what the model is (docs/ELMO_SPEC.md section 1.2). The files
+themselves define the model: a downloaded ``options.json`` is read like any other, and the table's figures
+are what the user is shown and a check that the right file arrived (its parameter count, and the weights'
+size where it is known).
+
+The cache: ``CACHE/NAME/options.json``, ``CACHE/NAME/weights.hdf5`` and ``CACHE/NAME/manifest.json`` (each
+file's bytes, sha256 and source URL, written only after both files passed every check). CACHE is the
+``cache_dir`` argument, else ``$ELMO_CORE_CACHE``, else the platform's user cache folder (``platformdirs``:
+``~/.cache/elmo-core`` on Linux), never a temporary folder, so a model survives reboots. A model folder is
+self-contained: copying it to another machine's cache is how to work offline.
+
+Nothing here touches the network unless ``download`` is called; loading reads only the cache.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .config import BiLMConfig
+from .download import DownloadError, Policy, fetch, sha256_of
+from .weights import check_elmo_files
+
+DEFAULT_BASE_URL = "https://allennlp.s3.amazonaws.com/models/elmo/"
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "elmo-core-cache/1"
+OPTIONS = "options.json"
+WEIGHTS = "weights.hdf5"
+
+
+@dataclass(frozen=True)
+class PublishedModel:
+    """One published model. ``stem`` is its folder and file stem under the base URL; parameters counts
+    every weight of the biLM (char table, CNN, highways, projection, LSTMs: ELMO_SPEC.md 1.2);
+    ``weights_bytes`` is the size of weights.hdf5 where it is known, checked before a byte is kept."""
+    name: str
+    title: str
+    stem: str
+    parameters: int
+    lstm_dim: int
+    projection_dim: int
+    highway: int
+    trained_on: str
+    weights_bytes: int | None = None
+
+    def paths(self) -> dict[str, str]:
+        """{cache file name: path under the base URL}, in the published layout."""
+        return {OPTIONS: f"{self.stem}/elmo_{self.stem}_options.json",
+                WEIGHTS: f"{self.stem}/elmo_{self.stem}_weights.hdf5"}
+
+    def urls(self, base_url: str | None = None) -> dict[str, str]:
+        """{cache file name: URL} under ``base_url`` (default: ``resolve_base_url``)."""
+        base = resolve_base_url(base_url)
+        return {file: base + path for file, path in self.paths().items()}
+
+    @property
+    def architecture(self) -> str:
+        """One line: "2-layer biLSTM 4096/512, 2 highway" (cell size / projection = output per direction)."""
+        return f"2-layer biLSTM {self.lstm_dim}/{self.projection_dim}, {self.highway} highway"
+
+    @property
+    def approx_bytes(self) -> int:
+        """The weights' size: exact where known, else 4 bytes per parameter (float32), which is what an
+        HDF5 file of this layout holds apart from a few kB of metadata."""
+        return self.weights_bytes if self.weights_bytes is not None else 4 * self.parameters
+
+
+_WMT = "1B Word Benchmark (about 800M tokens of news)"
+PUBLISHED: dict[str, PublishedModel] = {m.name: m for m in (
+    PublishedModel("small", "Small", "2x1024_128_2048cnn_1xhighway", 13_593_296, 1024, 128, 1, _WMT),
+    PublishedModel("medium", "Medium", "2x2048_256_2048cnn_1xhighway", 28_027_728, 2048, 256, 1, _WMT),
+    PublishedModel("original", "Original", "2x4096_512_2048cnn_2xhighway", 93_600_848, 4096, 512, 2, _WMT,
+                   weights_bytes=374_434_792),
+    PublishedModel("original-5.5b", "Original (5.5B)", "2x4096_512_2048cnn_2xhighway_5.5B", 93_600_848, 4096, 512,
+                   2, "Wikipedia and WMT 2008-2012 news crawl (5.5B tokens)"),
+)}
+
+
+def published_model(name: str) -> PublishedModel:
+    """The table's entry for ``name`` (case-insensitive).
+    Raises: KeyError: an unknown name; the message lists the known ones and the nearest."""
+    import difflib
+
+    key = str(name).strip().lower()
+    if key in PUBLISHED:
+        return PUBLISHED[key]
+    near = difflib.get_close_matches(key, PUBLISHED, n=1)
+    hint = f"; did you mean '{near[0]}'?" if near else ""
+    raise KeyError(f"no published ELMo model '{name}'{hint} The published models are {', '.join(PUBLISHED)}")
+
+
+def resolve_cache_dir(cache_dir: str | Path | None = None) -> Path:
+    """The cache folder: ``cache_dir``, else ``$ELMO_CORE_CACHE``, else the platform's user cache folder for
+    elmo-core (``platformdirs.user_cache_dir``). Read at call time; nothing is created."""
+    if cache_dir:
+        return Path(cache_dir).expanduser()
+    if os.environ.get("ELMO_CORE_CACHE"):
+        return Path(os.environ["ELMO_CORE_CACHE"]).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("elmo-core", appauthor=False))
+
+
+def resolve_base_url(base_url: str | None = None) -> str:
+    """The base URL of the published layout: ``base_url``, else ``$ELMO_CORE_BASE_URL``, else AllenNLP's,
+    always ending in "/". Raises: ValueError: not an http(s) URL."""
+    base = base_url or os.environ.get("ELMO_CORE_BASE_URL") or DEFAULT_BASE_URL
+    if not base.lower().startswith(("http://", "https://")):
+        raise ValueError(f"the base URL must start with http:// or https://, got {base!r}")
+    return base if base.endswith("/") else base + "/"
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """What the cache holds for one model. ``state``: "cached" (manifest and files of the recorded sizes),
+    "missing" (nothing usable) or "damaged" (``detail`` says what)."""
+    model: PublishedModel
+    folder: Path
+    state: str
+    detail: str = ""
+
+    @property
+    def options(self) -> Path:
+        return self.folder / OPTIONS
+
+    @property
+    def weights(self) -> Path:
+        return self.folder / WEIGHTS
+
+    def manifest(self) -> dict:
+        """The manifest as written by ``download``. Raises: OSError, ValueError when unreadable."""
+        return json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
+
+
+def cache_entry(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
+    """Where ``name`` would be cached and whether it is, by the manifest and the files' sizes (no hashing:
+    ``verify`` rehashes). Reads only the model's folder. Raises: KeyError for an unknown name."""
+    model = published_model(name)
+    folder = resolve_cache_dir(cache_dir) / model.name
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        return CacheEntry(model, folder, "missing")
+    try:
+        files = json.loads(manifest_path.read_text(encoding="utf-8"))["files"]
+        recorded = {file: int(files[file]["bytes"]) for file in (OPTIONS, WEIGHTS)}
+    except (OSError, ValueError, KeyError, TypeError):
+        return CacheEntry(model, folder, "damaged", f"its {MANIFEST} is unreadable")
+    for file, size in recorded.items():
+        path = folder / file
+        if not path.is_file():
+            return CacheEntry(model, folder, "damaged", f"{file} is missing")
+        if path.stat().st_size != size:
+            return CacheEntry(model, folder, "damaged",
+                              f"{file} has {path.stat().st_size:,} bytes, but {size:,} were verified")
+    return CacheEntry(model, folder, "cached")
+
+
+def download_command(name: str) -> str:
+    """The command line that puts ``name`` into the cache."""
+    return f"python -m elmo_core download {published_model(name).name}"
+
+
+def cached_files(name: str, cache_dir: str | Path | None = None) -> tuple[Path, Path]:
+    """(options.json, weights.hdf5) of a cached model, after checking their sizes against the manifest.
+
+    Raises:
+        KeyError: an unknown name.
+        FileNotFoundError: not in the cache; the message gives the folder and the command that downloads it.
+        ValueError: in the cache but damaged (a file missing or of another size than verified).
+    """
+    entry = cache_entry(name, cache_dir)
+    if entry.state == "missing":
+        raise FileNotFoundError(f"the published model '{entry.model.name}' is not in the cache ({entry.folder}); "
+                                f"download it with: {download_command(name)}")
+    if entry.state == "damaged":
+        raise ValueError(f"the cached '{entry.model.name}' in {entry.folder} is damaged: {entry.detail}; "
+                         f"download it again with: {download_command(name)} --force")
+    return entry.options, entry.weights
+
+
+def verify(name: str, cache_dir: str | Path | None = None) -> list[str]:
+    """Rehash a cached model's files against its manifest.
+
+    Returns: the problems found, one line each (empty when every file is as verified at download).
+    Raises: KeyError; FileNotFoundError when the model is not cached.
+    """
+    entry = cache_entry(name, cache_dir)
+    if entry.state == "missing":
+        raise FileNotFoundError(f"'{entry.model.name}' is not in the cache ({entry.folder})")
+    if entry.state == "damaged":
+        return [entry.detail]
+    problems = []
+    for file, record in entry.manifest()["files"].items():
+        digest = sha256_of(entry.folder / file)
+        if digest != record["sha256"]:
+            problems.append(f"{file}: sha256 {digest[:16]}... differs from the verified {record['sha256'][:16]}...")
+    return problems
+
+
+# progress(file name, bytes done, bytes total or None)
+FileProgress = Callable[[str, int, "int | None"], None]
+
+
+def _check_options(path: Path) -> None:
+    BiLMConfig.from_options_json(path)  # the options define the model: they must be a readable options file
+
+
+def mismatch_note(entry: CacheEntry) -> str | None:
+    """A line when the cached options describe another size than the table's (a mirror serving other files
+    under the published names: legitimate, e.g. a test model, but worth saying), else None."""
+    try:
+        size = int(entry.manifest()["parameters"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if size == entry.model.parameters:
+        return None
+    return (f"note: the cached options.json describes a model of {size:,} parameters, not the "
+            f"{entry.model.parameters:,} of the published {entry.model.title}; it is used as it is")
+
+
+def _not_writable(folder: Path, exc: OSError) -> DownloadError:
+    return DownloadError(f"cannot write to the cache folder {folder} ({exc.strerror or exc}); choose a writable "
+                         "one with --cache-dir or ELMO_CORE_CACHE")
+
+
+def download(name: str, cache_dir: str | Path | None = None, base_url: str | None = None, *,
+             policy: Policy = Policy(), progress: FileProgress | None = None, force: bool = False,
+             on_wait: Callable[[], None] | None = None, notice: Callable[[str], None] | None = None,
+             session=None, sleep=None) -> CacheEntry:
+    """Put a published model into the cache, unless it is already there (then nothing is fetched).
+
+    Steps, under a lock on the model's folder (``filelock``) so that several processes end with one good
+    copy (a second one waits, then finds the model cached): options.json is fetched and must be a readable options
+    file (it defines the model; ``mismatch_note`` tells when it is not the table's size); weights.hdf5 is streamed (timeouts, retries, resume, length check: ``download.fetch``)
+    and checked against those options, every dataset read (``weights.check_elmo_files``); only then are the
+    files renamed into place and the manifest (sizes, sha256, URLs) written.
+
+    Args:
+        force: fetch again even when the cache holds the model (a damaged copy is always fetched again).
+        on_wait: called once when another process holds the lock (the CLI prints a line).
+        notice: called with one line ("weights.hdf5: ...; retrying in 2 s ...") before each retry.
+        policy, session, sleep: passed to ``download.fetch``.
+    Returns: the model's ``CacheEntry`` (state "cached").
+    Raises:
+        KeyError: an unknown name.
+        ValueError: a base URL that is not http(s).
+        DownloadError: the network failed after retries, the server answered 4xx, a file was refused by a
+            check, or the cache folder is not writable; one line, with the URL where one was involved.
+    """
+    from filelock import FileLock, Timeout
+
+    model = published_model(name)
+    urls = model.urls(base_url)
+    entry = cache_entry(name, cache_dir)
+    if entry.state == "cached" and not force:
+        return entry
+    folder = entry.folder
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / ".lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None:
+                on_wait()
+            lock.acquire()
+    except OSError as exc:
+        raise _not_writable(folder, exc) from None
+    try:
+        entry = cache_entry(name, cache_dir)
+        if entry.state == "cached" and not force:
+            return entry  # another process finished it while this one waited
+        try:
+            (folder / MANIFEST).unlink(missing_ok=True)  # from here on the folder is not "cached" until done
+            kwargs = {"policy": policy, "session": session, **({"sleep": sleep} if sleep else {})}
+            damaged = entry.state == "damaged"
+            for file in (OPTIONS, WEIGHTS):
+                if force or damaged:  # a damaged copy is not resumed: its bytes may be wrong anywhere
+                    for path in (folder / file, folder / (file + ".part"), folder / (file + ".part.json")):
+                        path.unlink(missing_ok=True)
+                elif (folder / file).exists():
+                    # A file without a manifest is an interrupted earlier run's: let fetch resume or
+                    # re-check it rather than trusting it.
+                    os.replace(folder / file, folder / (file + ".part"))
+            checks = {OPTIONS: _check_options, WEIGHTS: lambda part: check_elmo_files(folder / OPTIONS, part, WEIGHTS)}
+            for file in (OPTIONS, WEIGHTS):
+                fetch(urls[file], folder / file, validate=checks[file],
+                      expected_size=model.weights_bytes if file == WEIGHTS else None,
+                      progress=(lambda done, total, f=file: progress(f, done, total)) if progress else None,
+                      notice=(lambda line, f=file: notice(f"{f}: {line}")) if notice else None, **kwargs)
+            files = {file: {"bytes": (folder / file).stat().st_size, "sha256": sha256_of(folder / file),
+                            "url": urls[file]} for file in (OPTIONS, WEIGHTS)}
+            parameters = BiLMConfig.from_options_json(folder / OPTIONS).num_parameters()
+            manifest = {"format": MANIFEST_FORMAT, "model": model.name, "parameters": parameters, "files": files,
+                        "verified_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            tmp = folder / (MANIFEST + ".tmp")
+            tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, folder / MANIFEST)
+        except PermissionError as exc:
+            raise _not_writable(folder, exc) from None
+        except OSError as exc:
+            raise DownloadError(f"writing into the cache folder {folder} failed ({exc.strerror or exc})") from None
+        return cache_entry(name, cache_dir)
+    finally:
+        lock.release()
