@@ -40,6 +40,7 @@ class Mirror:
     faults: dict[str, list[Fault]] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
     ranges: bool = True
+    port: int = 0  # 0: a free port
 
     def __post_init__(self):
         self._lock = threading.Lock()
@@ -55,7 +56,7 @@ class Mirror:
             def do_GET(self):
                 mirror._serve(self)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
@@ -142,3 +143,39 @@ class Mirror:
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             handler.close_connection = True
+
+
+def main() -> None:
+    """``python -m tests.mirror [--port 8765] [--drop-after N]``: serve the reference test model under every
+    published model's paths until Ctrl-C, for trying the download command by hand against 127.0.0.1. With
+    ``--drop-after N`` the first request of each weights file is cut after N bytes."""
+    import argparse
+    from pathlib import Path
+
+    from elmo_core.published import PUBLISHED
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--drop-after", type=int, default=0)
+    args = parser.parse_args()
+    fixture = Path(__file__).parent / "fixtures" / "allennlp-elmo"
+    files = {}
+    for model in PUBLISHED.values():
+        paths = model.paths()
+        files[paths["options.json"]] = (fixture / "options.json").read_bytes()
+        files[paths["weights.hdf5"]] = (fixture / "lm_weights.hdf5").read_bytes()
+    mirror = Mirror(files, port=args.port)
+    if args.drop_after:
+        for model in PUBLISHED.values():
+            mirror.add_fault(model.paths()["weights.hdf5"], Fault("drop", after=args.drop_after))
+    with mirror:
+        print(f"serving the reference test model under every published name at {mirror.url} (Ctrl-C stops); "
+              "'original' will be refused: its size is known, and this is not its file", flush=True)
+        try:
+            mirror._stop.wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
