@@ -24,6 +24,38 @@ BOUNDS = {
     "lstm.projection_dim": (1, 8192),
     "lstm.n_layers": (1, 16),
 }
+# Every key an options.json may hold (ELMO_SPEC.md 1.1): the inference blocks, and the training keys that
+# bilm-tf writes at the top level (kept as they are in ``BiLMConfig.extra``). Anything else is refused with the
+# nearest known key suggested: a misspelt key silently replaced by its default (``use_skip_connection``
+# without the final s turns the residual connection off) is a wrong answer nobody would see.
+TOP_KEYS = ("lstm", "char_cnn")
+TRAINING_KEYS = ("bidirectional", "dropout", "n_tokens_vocab", "batch_size", "unroll_steps", "n_epochs",
+                 "n_train_tokens", "all_clip_norm_val", "n_negative_samples_batch")
+LSTM_KEYS = ("use_skip_connections", "projection_dim", "cell_clip", "proj_clip", "dim", "n_layers")
+CHAR_CNN_KEYS = ("activation", "filters", "n_highway", "embedding", "n_characters", "max_characters_per_token")
+EMBEDDING_KEYS = ("dim",)
+MAX_OPTIONS_BYTES = 64 * 1024  # a published options.json is about 400 bytes; bilm-tf's training ones under 1 kB
+MAX_OPTIONS_DEPTH = 4  # {"char_cnn": {"filters": [[w, c]]}} is the deepest an options file goes
+
+
+def _unknown_keys(block: dict, known: tuple[str, ...], where: str, label: str) -> None:
+    import difflib
+
+    for key in block:
+        if key not in known:
+            near = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f"; did you mean '{where}{near[0]}'?" if near else f" (known here: {', '.join(known)})"
+            raise ValueError(f"{label}: unknown key '{where}{key}'{hint}")
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of a parsed JSON value, stopping once past ``limit``."""
+    if limit < 0 or not isinstance(value, (dict, list)):
+        return 0
+    children = value.values() if isinstance(value, dict) else value
+    return 1 + max((_depth(v, limit - 1) for v in children), default=0)
+
+
 # A model over this many parameters is refused before it is built (Original: 93.6M). Override with the
 # ``max_parameters`` argument or the ELMO_MAX_PARAMETERS environment variable.
 DEFAULT_MAX_PARAMETERS = 200_000_000
@@ -119,17 +151,45 @@ class BiLMConfig:
         return self.lstm.n_layers + 1
 
     @classmethod
-    def from_dict(cls, options: dict[str, Any]) -> "BiLMConfig":
+    def from_dict(cls, options: dict[str, Any], label: str = "options.json") -> "BiLMConfig":
         """Build from a parsed options.json.
 
-        Every size is checked against ``BOUNDS`` here, before any tensor exists.
+        Every key must be known (``TOP_KEYS``, ``TRAINING_KEYS``, ``LSTM_KEYS``, ``CHAR_CNN_KEYS``) and every
+        size is checked against ``BOUNDS`` here, before any tensor exists.
 
+        Args: label: the file's name, which starts every message.
         Raises:
-            ValueError: a required key is missing, has the wrong type or is outside ``BOUNDS``; the
+            ValueError: an unknown key (the nearest known one suggested), a required key missing, a value
+                of the wrong type or outside ``BOUNDS``, or nesting deeper than an options file has; the
                 message names the key and the value.
         """
         if not isinstance(options, dict):
-            raise ValueError("options.json must hold a JSON object with 'lstm' and 'char_cnn' blocks")
+            raise ValueError(f"{label} must hold a JSON object with 'lstm' and 'char_cnn' blocks")
+        if _depth(options, MAX_OPTIONS_DEPTH) > MAX_OPTIONS_DEPTH:
+            raise ValueError(f"{label}: nested deeper than an options file ({MAX_OPTIONS_DEPTH} levels)")
+        _unknown_keys(options, TOP_KEYS + TRAINING_KEYS, "", label)
+        for key in TRAINING_KEYS:
+            value = options.get(key)
+            if value is not None and not isinstance(value, (bool, int, float)):
+                raise ValueError(f"{label}: training key '{key}' must be a number or true/false, got "
+                                 f"{type(value).__name__}")
+        for block, known, where in ((options.get("lstm"), LSTM_KEYS, "lstm."),
+                                    (options.get("char_cnn"), CHAR_CNN_KEYS, "char_cnn."),
+                                    ((options.get("char_cnn") or {}).get("embedding")
+                                     if isinstance(options.get("char_cnn"), dict) else None,
+                                     EMBEDDING_KEYS, "char_cnn.embedding.")):
+            if block is not None and not isinstance(block, dict):
+                raise ValueError(f"{label}: '{where[:-1]}' must be a JSON object, got {type(block).__name__}")
+            if block:
+                _unknown_keys(block, known, where, label)
+        try:
+            return cls._from_checked_dict(options)
+        except ValueError as exc:
+            text = str(exc)
+            raise ValueError(label + text[len("options.json"):] if text.startswith("options.json") else text) from None
+
+    @classmethod
+    def _from_checked_dict(cls, options: dict[str, Any]) -> "BiLMConfig":
 
         def need(block: dict, key: str, where: str) -> Any:
             if not isinstance(block, dict) or key not in block:
@@ -191,18 +251,39 @@ class BiLMConfig:
 
         Raises:
             FileNotFoundError: no such file.
-            ValueError: not valid JSON, or a required key is missing (named in the message).
+            ValueError: as ``from_json_bytes`` (the message starts with the file's name).
         """
         path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"options file not found: {path}")
+        if path.stat().st_size > MAX_OPTIONS_BYTES:
+            raise ValueError(f"{path.name}: {path.stat().st_size:,} bytes, more than an options file "
+                             f"({MAX_OPTIONS_BYTES:,} at most)")
+        return cls.from_json_bytes(path.read_bytes(), path.name)
+
+    @classmethod
+    def from_json_bytes(cls, data: bytes, label: str = "options.json") -> "BiLMConfig":
+        """Parse the bytes of an options.json (a file's, an upload's): size, UTF-8, JSON and nesting checked
+        before ``from_dict``.
+
+        Raises:
+            ValueError: more than ``MAX_OPTIONS_BYTES``, not UTF-8, not JSON, nested too deep (also the
+                thousands of levels that would make Python's parser recurse without end), or as ``from_dict``;
+                every message starts with ``label``.
+        """
+        if len(data) > MAX_OPTIONS_BYTES:
+            raise ValueError(f"{label}: {len(data):,} bytes, more than an options file ({MAX_OPTIONS_BYTES:,} at most)")
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{path.name}: not a UTF-8 JSON options file") from exc
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{label}: not a UTF-8 JSON options file") from None
         try:
             options = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path.name}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-        return cls.from_dict(options)
+            raise ValueError(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        except RecursionError:
+            raise ValueError(f"{label}: nested deeper than an options file ({MAX_OPTIONS_DEPTH} levels)") from None
+        return cls.from_dict(options, label)
 
     def num_parameters(self) -> int:
         """Parameters of a biLM with this configuration (as ``BiLM.num_parameters``), computed without

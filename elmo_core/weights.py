@@ -7,6 +7,7 @@ Source: ELMO_SPEC.md section 1.4 (bilm-tf ``dump_weights`` layout) and section 6
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,8 +87,8 @@ MAX_HDF5_OBJECTS = 10_000  # links walked before a file is refused (an ELMo file
 
 
 def _refuse(label: str, where: str, why: str) -> ValueError:
-    return ValueError(f"{label}: '{where}' {why}; a weights file must hold its arrays itself "
-                      "(plain float datasets, no links), so this file is refused")
+    return ValueError(f"{label}: '{where}' {why}; refused (a weights file must hold complete, plain float "
+                      "arrays of its own)")
 
 
 def hdf5_datasets(f, label: str) -> dict[str, "h5py.Dataset"]:
@@ -96,9 +97,10 @@ def hdf5_datasets(f, label: str) -> dict[str, "h5py.Dataset"]:
 
     Refused: soft, external and user-defined links, HDF5 external storage (``Dataset.external``), virtual
     datasets, named datatypes, non-float dtypes, filters other than deflate/shuffle/fletcher32/LZF (an
-    unknown filter would load a plug-in library), and files with more than ``MAX_HDF5_OBJECTS`` links.
-    Compressed data cannot expand without bound: each dataset's shape is checked against options.json
-    before it is read, and a read allocates exactly that shape.
+    unknown filter would load a plug-in library), files with more than ``MAX_HDF5_OBJECTS`` links, datasets
+    declared but never written (or with chunks missing: they would read as zeros), and chunks larger than
+    their dataset. Compressed data cannot expand without bound: each dataset's shape is checked against
+    options.json before it is read, a read allocates exactly that shape, and no chunk is larger than it.
 
     Raises:
         ValueError: naming the offending path and what it is.
@@ -160,6 +162,16 @@ def _open_hdf5(path, label: str | None = None):
         raise ValueError(f"{label}: not a readable HDF5 weights file ({exc})") from exc
 
 
+def _read(dataset, name: str, label: str) -> np.ndarray:
+    """The whole array of a checked dataset. Raises: ValueError naming the file and the dataset when HDF5
+    cannot read it (a fletcher32 checksum that fails, a damaged chunk)."""
+    try:
+        return dataset[()]
+    except (OSError, ValueError, RuntimeError):
+        raise ValueError(f"{label}: dataset '{name}' cannot be read: HDF5 could not decode it (a failed checksum "
+                         "or a damaged chunk); the file is damaged") from None
+
+
 def _without_projection(config: BiLMConfig, datasets: dict, label: str) -> bool:
     """True for a model whose LSTM cells have no projection (bilm-tf builds them without ``num_proj`` when
     projection_dim >= dim): no ``W_P_0`` dataset at all. Only C == P is a consistent such model."""
@@ -171,6 +183,23 @@ def _without_projection(config: BiLMConfig, datasets: dict, label: str) -> bool:
                          f"lstm.dim == lstm.projection_dim, but options.json has dim {config.lstm.dim} and "
                          f"projection_dim {config.lstm.projection_dim}. Do the options and weights belong together?")
     return True
+
+
+def _check_storage(datasets: dict, label: str) -> None:
+    """Refuse datasets that would read as zeros (declared but never written, chunks missing) or whose chunks
+    are larger than the dataset (HDF5 inflates a whole chunk to read any part of it). Metadata only; run
+    after the shapes are known to be right, so that a wrong shape is reported as such."""
+    for name, dataset in datasets.items():
+        if dataset.chunks is not None:
+            if any(c > max(n, 1) for c, n in zip(dataset.chunks, dataset.shape)):
+                raise _refuse(label, name, f"is stored in chunks of {dataset.chunks}, larger than its shape "
+                                           f"{dataset.shape}")
+            chunks = math.prod(-(-n // c) for c, n in zip(dataset.chunks, dataset.shape))
+            if dataset.id.get_num_chunks() < chunks:
+                raise _refuse(label, name, f"has {dataset.id.get_num_chunks()} of its {chunks} chunks written "
+                                           "(the rest would read as zeros)")
+        elif dataset.size and dataset.id.get_storage_size() == 0:
+            raise _refuse(label, name, "is declared but its data were never written (it would read as zeros)")
 
 
 def _check_layout(model: BiLM, datasets: dict, label: str, no_projection: bool) -> list[_Entry]:
@@ -190,6 +219,7 @@ def _check_layout(model: BiLM, datasets: dict, label: str, no_projection: bool) 
         if datasets[entry.dataset].shape != expected:
             raise ValueError(f"{label}: dataset '{entry.dataset}' has shape {datasets[entry.dataset].shape} in "
                              f"the file but options.json implies {expected}")
+    _check_storage(datasets, label)
     return entries
 
 
@@ -197,7 +227,8 @@ def _copy(model: BiLM, datasets: dict, label: str, no_projection: bool) -> None:
     entries = _check_layout(model, datasets, label, no_projection)
     with torch.no_grad():
         for entry in entries:
-            value = np.ascontiguousarray(entry.to_param(datasets[entry.dataset][()])).astype(np.float32)
+            value = np.ascontiguousarray(entry.to_param(_read(datasets[entry.dataset], entry.dataset, label)))
+            value = value.astype(np.float32)
             if not np.isfinite(value).all():
                 raise ValueError(f"{label}: dataset '{entry.dataset}' contains NaN or infinite values")
             entry.param.copy_(torch.from_numpy(value))
@@ -301,10 +332,7 @@ def check_elmo_files(options_file: str | Path, weights_file: str | Path, label: 
         with torch.device("meta"):
             _check_layout(BiLM(checked), datasets, label, no_projection)
         for name in sorted(datasets):
-            try:
-                value = datasets[name][()]
-            except (OSError, ValueError) as exc:
-                raise ValueError(f"{label}: dataset '{name}' cannot be read ({exc})") from None
+            value = _read(datasets[name], name, label)
             if not np.isfinite(value).all():
                 raise ValueError(f"{label}: dataset '{name}' contains NaN or infinite values")
     return config
@@ -336,15 +364,8 @@ def load_bilm_from_bytes(options: bytes, weights: bytes, weights_format: str, la
         ValueError: as ``load_bilm_from_elmo_files`` / ``load_checkpoint``; options.json not UTF-8 JSON.
     """
     import io
-    import json
 
-    try:
-        parsed = json.loads(options.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ValueError("options.json: not a UTF-8 JSON options file") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"options.json: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    config = BiLMConfig.from_dict(parsed)
+    config = BiLMConfig.from_json_bytes(options)
     config.check_budget(max_parameters)
     if weights_format == "hdf5":
         with _open_hdf5(io.BytesIO(weights), label) as f:

@@ -71,3 +71,46 @@ def test_a_file_that_is_not_json(tmp_path):
     bad.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ValueError, match="not a UTF-8 JSON options file"):
         BiLMConfig.from_options_json(bad)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda o: o["lstm"].update(use_skip_connection=o["lstm"].pop("use_skip_connections")),
+     "unknown key 'lstm.use_skip_connection'; did you mean 'lstm.use_skip_connections'?"),
+    (lambda o: o["lstm"].update(cell_clp=3), "unknown key 'lstm.cell_clp'; did you mean 'lstm.cell_clip'?"),
+    (lambda o: o["char_cnn"].update(activaton="tanh"),
+     "unknown key 'char_cnn.activaton'; did you mean 'char_cnn.activation'?"),
+    (lambda o: o["char_cnn"]["embedding"].update(dims=8), "unknown key 'char_cnn.embedding.dims'; did you mean"),
+    (lambda o: o.update(colour=1), r"unknown key 'colour' \(known here: lstm, char_cnn, bidirectional"),
+    (lambda o: o.update(n_epochs=[1]), "training key 'n_epochs' must be a number or true/false, got list"),
+    (lambda o: o.update(lstm=[1]), "'lstm' must be a JSON object, got list"),
+    (lambda o: o["char_cnn"]["filters"].append([[[1]]]), "nested deeper than an options file"),
+])
+def test_every_key_is_known_or_the_file_is_refused(change, message, tmp_path):
+    """A misspelt key used to be ignored and its default taken: without the final s of use_skip_connections the
+    residual connection was silently off (layer 2 off by up to 3.0)."""
+    options = copy.deepcopy(published(1024, 128, 1))
+    change(options)
+    (tmp_path / "my_options.json").write_text(json.dumps(options))
+    with pytest.raises(ValueError, match=r"^my_options\.json: " + message):
+        BiLMConfig.from_options_json(tmp_path / "my_options.json")
+
+
+def test_training_keys_are_kept(tmp_path):
+    options = {**published(1024, 128, 1), "n_epochs": 10, "dropout": 0.1, "bidirectional": True}
+    cfg = BiLMConfig.from_dict(options)
+    assert cfg.extra == {"n_epochs": 10, "dropout": 0.1, "bidirectional": True}
+    assert cfg.to_dict()["n_epochs"] == 10
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"[" * 30000 + b"]" * 30000, "nested deeper than an options file"),  # Python's parser would recurse to death
+    (b"{" + b" " * 70000 + b"}", "70,002 bytes, more than an options file"),
+    (b"\xff\xfe", "not a UTF-8 JSON options file"),
+    (b'{"lstm": ', "not valid JSON"),
+])
+def test_malformed_options_bytes_are_one_value_error_naming_the_file(data, message, tmp_path):
+    with pytest.raises(ValueError, match=r"^upload\.json: " + message):
+        BiLMConfig.from_json_bytes(data, "upload.json")
+    (tmp_path / "o.json").write_bytes(data)
+    with pytest.raises(ValueError, match=r"^o\.json: " + message):
+        BiLMConfig.from_options_json(tmp_path / "o.json")

@@ -261,3 +261,58 @@ def test_missing_projection_with_cell_size_other_than_projection_is_a_clear_erro
                 del f[f"RNN_{d}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/W_P_0"]
     with pytest.raises(ValueError, match="no LSTM has a W_P_0 dataset.*dim 64 and projection_dim 16"):
         load_bilm_from_elmo_files(options, weights)
+
+
+def test_a_dataset_declared_but_never_written_is_refused(copied):
+    options, weights = copied
+    _replace(weights, "CNN_proj/W_proj", lambda f, name, shape, dtype: f.create_dataset(name, shape=shape, dtype=dtype))
+    with h5py.File(weights) as f:  # h5py would read it as zeros
+        assert not f["CNN_proj/W_proj"][()].any()
+    with pytest.raises(ValueError, match=r"^weights.hdf5: 'CNN_proj/W_proj' is declared but its data were never "
+                                         r"written \(it would read as zeros\)"):
+        load_bilm_from_elmo_files(options, weights)
+
+
+def test_a_chunked_dataset_with_chunks_missing_is_refused(copied):
+    options, weights = copied
+
+    def partly(f, name, shape, dtype):
+        dataset = f.create_dataset(name, shape=shape, dtype=dtype, chunks=(1, shape[1]))
+        dataset[0] = 1.0  # one chunk written of shape[0]
+    _replace(weights, "CNN_proj/W_proj", partly)
+    with pytest.raises(ValueError, match=r"'CNN_proj/W_proj' has 1 of its 124 chunks written"):
+        load_bilm_from_elmo_files(options, weights)
+
+
+def test_a_chunk_larger_than_its_dataset_is_refused_before_it_is_inflated(copied):
+    """A 261 x 4 char table in one 16,384 x 16,384 gzip chunk: 4 KB of file, 1 GiB to inflate on reading."""
+    options, weights = copied
+
+    def bomb(f, name, shape, dtype):
+        f.create_dataset(name, shape=shape, dtype=dtype, chunks=(16384, 16384), maxshape=(None, None),
+                         compression="gzip", data=np.ones(shape, dtype))
+    _replace(weights, "char_embed", bomb)
+    assert weights.stat().st_size < 2_000_000
+    with pytest.raises(ValueError, match=r"'char_embed' is stored in chunks of \(16384, 16384\), larger than its "
+                                         r"shape \(261, 4\)"):
+        load_bilm_from_elmo_files(options, weights)
+
+
+def test_a_failed_checksum_names_the_file_and_the_dataset(copied):
+    from elmo_core.weights import check_elmo_files
+
+    options, weights = copied
+    _replace(weights, "char_embed", lambda f, name, shape, dtype: f.create_dataset(
+        name, data=np.ones(shape, dtype), chunks=shape, fletcher32=True))
+    load_bilm_from_elmo_files(options, weights)  # intact: loads
+    with h5py.File(weights) as f:
+        offset = f["char_embed"].id.get_chunk_info(0).byte_offset
+    data = bytearray(weights.read_bytes())
+    data[offset + 10] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    message = (r"^weights.hdf5: dataset 'char_embed' cannot be read: HDF5 could not decode it \(a failed checksum "
+               r"or a damaged chunk\); the file is damaged$")
+    with pytest.raises(ValueError, match=message):
+        load_bilm_from_elmo_files(options, weights)
+    with pytest.raises(ValueError, match=message):
+        check_elmo_files(options, weights)
