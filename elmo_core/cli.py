@@ -27,9 +27,9 @@ def _load_embedder(args) -> "Embedder":
     if bool(args.options) != bool(args.weights):
         raise ValueError("give both --options and --weights (or neither, for the default model)")
     model = getattr(args, "model", None)
+    if sum(bool(x) for x in (model, args.options, getattr(args, "checkpoint", None))) > 1:
+        raise ValueError("give one model: --model, --options with --weights, or --checkpoint")
     if model:
-        if args.options or getattr(args, "checkpoint", None):
-            raise ValueError("give --model or --options/--weights or --checkpoint, not several")
         return _named_model(model, args.device)
     return load_embedder(args.options, args.weights, getattr(args, "checkpoint", None), device=args.device)
 
@@ -226,36 +226,59 @@ def plan_batches(lengths: list[int], batch_size: int, max_tokens: int) -> list[l
     return calls
 
 
-def _check_paths(src: Path, out: Path) -> None:
-    if not src.is_file():
-        raise SystemExit(f"error: input file not found: {src}")
+STDIN = "-"
+
+
+def _check_paths(src: Path | str, out: Path) -> None:
+    """Refuse input and output paths that cannot work, before the model is loaded.
+    Raises: ValueError (exit status 2) naming the path and what to do instead."""
+    if str(out) == STDIN:
+        raise ValueError("the output cannot be '-' (standard output): HDF5 needs a file it can seek in; give a "
+                         "file name such as vectors.hdf5")
+    if src != STDIN and not Path(src).is_file():
+        raise ValueError(f"input file not found: {src}")
     if out.is_dir():
-        raise SystemExit(f"error: the output {out} is a directory; give a file name such as {out / 'vectors.hdf5'}")
+        raise ValueError(f"the output {out} is a directory; give a file name such as {out / 'vectors.hdf5'}")
     if not out.parent.is_dir():
-        raise SystemExit(f"error: the output's folder {out.parent} does not exist")
+        raise ValueError(f"the output's folder {out.parent} does not exist")
     # The finished file is renamed over the output, which would replace a device, a pipe or a link itself.
     if out.is_symlink():
-        raise SystemExit(f"error: the output {out} is a symbolic link; give the path of a regular file")
+        raise ValueError(f"the output {out} is a symbolic link; give the path of a regular file")
     if out.exists() and not out.is_file():
-        raise SystemExit(f"error: the output {out} is not a regular file (a device, pipe or socket); "
-                         "give a file name")
-    if out.exists() and os.path.samefile(src, out) or out.resolve() == src.resolve():
-        raise SystemExit(f"error: the output {out} is the input file; choose another output name")
+        raise ValueError(f"the output {out} is not a regular file (a device, pipe or socket); give a file name")
+    if src != STDIN and (out.exists() and os.path.samefile(src, out) or out.resolve() == Path(src).resolve()):
+        raise ValueError(f"the output {out} is the input file; choose another output name")
 
 
-def read_sentences(src: Path) -> list[list[str]]:
-    """The input's sentences: one per line as ``elmo_core.text`` defines lines (``\n`` only, BOM removed)
-    and tokens (whitespace after cleaning). Raises SystemExit for a file that is not UTF-8 text."""
+def read_sentences(src: Path | str) -> list[list[str]]:
+    """The input's sentences (``-``: standard input): one per line as ``elmo_core.text`` defines lines
+    (``\\r\\n``, ``\\r`` or ``\\n``; BOM removed) and tokens (whitespace after cleaning).
+    Raises ValueError for input that is not UTF-8 text or cannot be read."""
     from .text import line_tokens, split_lines
 
+    name = "standard input" if src == STDIN else str(src)
     try:
-        text = src.read_bytes().decode("utf-8")
+        data = sys.stdin.buffer.read() if src == STDIN else Path(src).read_bytes()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise SystemExit(f"error: {src} is not UTF-8 text (byte {err.start + 1} cannot be decoded); one "
+        raise ValueError(f"{name} is not UTF-8 text (byte {err.start + 1} cannot be decoded); one "
                          "whitespace-tokenized sentence per line expected") from None
     except OSError as err:
-        raise SystemExit(f"error: cannot read {src}: {err.strerror}") from None
+        raise ValueError(f"cannot read {name}: {err.strerror}") from None
     return [line_tokens(line) for line in split_lines(text)]
+
+
+def _new_file_mode(out: Path) -> int:
+    """The mode the output gets: an existing file's own, else what ``open`` would give (0666 less the umask)."""
+    if out.exists():
+        return out.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _disk_full(exc: BaseException) -> bool:
+    return getattr(exc, "errno", None) == 28 or "No space left on device" in str(exc)
 
 
 class Stopped(KeyboardInterrupt):
@@ -300,7 +323,8 @@ def cmd_embed(args) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    src, out = Path(args.input_file), Path(args.output_file)
+    src = args.input_file if args.input_file == STDIN else Path(args.input_file)
+    out = Path(args.output_file)
     _check_paths(src, out)
     sentences = read_sentences(src)
     embedder = _load_embedder(args)
@@ -310,7 +334,9 @@ def cmd_embed(args) -> int:
         print(f"note: {cut} line(s) have more than {args.max_tokens} tokens (--max-tokens); they are embedded in "
               f"windows of {args.max_tokens} tokens, so vectors near a window's edge see less context",
               file=sys.stderr)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    mode = _new_file_mode(out)
+    # A short name of our own, not one derived from the output's: any valid output name leaves room for it.
+    fd, tmp_name = tempfile.mkstemp(prefix=".elmo-", suffix=".partial", dir=out.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -334,9 +360,13 @@ def cmd_embed(args) -> int:
                     bar.update(1)
             index = {" ".join(s): str(i) for i, s in enumerate(sentences)}  # a repeated line: its last key
             f.create_dataset("sentence_to_index", data=json.dumps(index))
+        os.chmod(tmp, mode)
         tmp.replace(out)  # only a complete file takes the output name
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and _disk_full(exc):
+            raise OSError(28, f"no space left on the device for {out} (nothing was written; an existing output "
+                              "is unchanged)") from None
         raise
     print(f"wrote {len(sentences)} datasets ({args.mode}) to {out}", file=sys.stderr)
     return 0
@@ -349,7 +379,7 @@ def cmd_train(args) -> int:
     for item in args.set or []:
         key, _, value = item.partition("=")
         if key not in TrainConfig.__dataclass_fields__:
-            raise SystemExit(f"error: unknown config key {key!r}")
+            raise ValueError(f"unknown config key {key!r}")
         old = getattr(cfg, key)
         try:
             # JSON as written: TrainConfig.validate judges the type, so "false" (a string) or 2.7 for a whole
@@ -612,8 +642,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a subcommand. Errors end with a one-line message and exit status 2 (1 for an unexpected
-    OSError, 130 for Ctrl-C, 143 for SIGTERM during ``embed``), never a traceback for bad input."""
+    """Run a subcommand. Errors end with a one-line message, never a traceback for anything a user can cause.
+    Exit status: 0 done; 2 usage and path errors, bad model files, bad input; 1 a failure of the machine or the
+    network (disk full, a download that failed, ``download --verify`` finding damage); 130 Ctrl-C, 143 SIGTERM
+    during ``embed``."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -30,10 +30,20 @@ from .weights import load_bilm_from_elmo_files, load_checkpoint
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
-    """``None`` -> CUDA when available, else CPU. Raises ValueError for an unavailable device."""
+    """``None`` or "auto" -> CUDA when available, else CPU; else "cpu", "cuda" or "cuda:N".
+    Raises ValueError for a name torch does not know, a device kind that cannot run the biLM (meta, ...),
+    or CUDA where there is none."""
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(device)
+    try:
+        device = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"unknown device {str(device)[:40]!r}; use cpu, cuda or cuda:N") from None
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device {str(device)[:40]!r} cannot run the biLM; use cpu, cuda or cuda:N")
+    if device.type == "cuda" and device.index is not None and device.index >= max(torch.cuda.device_count(), 1):
+        raise ValueError(f"device {str(device)!r} does not exist: this machine has "
+                         f"{torch.cuda.device_count()} CUDA GPU(s)")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("device 'cuda' was asked for but no CUDA GPU is available; use 'cpu' or None")
     return device

@@ -1,7 +1,7 @@
 """Text normalisation at the input, shared by the ``embed`` command and the explorer (docs/INPUT_RULES.md).
 
-What a line is: the text between two ``\\n`` characters (a ``\\r`` right before the ``\\n`` belongs to the
-line break, so CRLF files work). No other character ends a line: form feed, vertical tab, NEL (U+0085),
+What a line is: the text between two line breaks, where ``\\r\\n``, ``\\r`` and ``\\n`` are each one break
+(Windows, classic Mac OS and Unix files). No other character ends a line: form feed, vertical tab, NEL (U+0085),
 U+2028 and U+2029 are not line breaks here, although Python's ``str.splitlines`` treats them as such.
 A final ``\\n`` ends the last line; it does not start an empty one. A UTF-8 byte-order mark at the start of
 the text is dropped.
@@ -19,19 +19,22 @@ does. The CLI then splits the cleaned line on whitespace; the app tokenizes it w
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 
 BOM = "\ufeff"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def split_lines(text: str) -> list[str]:
-    """The lines of ``text``: split on ``\\n`` only, one ``\\r`` before it dropped, a leading BOM dropped.
+    """The lines of ``text``: ``\\r\\n``, ``\\r`` and ``\\n`` are each one line break (Windows, classic Mac OS and
+    Unix files alike), nothing else is; a leading BOM dropped.
 
     Args:
         text: str, the decoded input.
     Returns:
         list[str], uncleaned lines (``clean_line`` each); ``"a\\nb\\n"`` -> ``["a", "b"]``,
-        ``"a\\x0cb"`` -> ``["a\\x0cb"]``, ``""`` -> ``[]``.
+        ``"a\\rb\\r\\nc"`` -> ``["a", "b", "c"]``, ``"a\\x0cb"`` -> ``["a\\x0cb"]``, ``""`` -> ``[]``.
     Raises:
         TypeError: ``text`` is not a str.
     """
@@ -41,10 +44,11 @@ def split_lines(text: str) -> list[str]:
         text = text[1:]
     if not text:
         return []
-    lines = text.split("\n")
+    # A file with CR-only line ends used to become one long sentence while an editor showed its lines.
+    lines = _LINE_BREAK.split(text)
     if lines[-1] == "":
-        lines.pop()  # the final newline ends the last line
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+        lines.pop()  # the final line break ends the last line
+    return lines
 
 
 def _clean_char(ch: str) -> str:

@@ -113,10 +113,13 @@ def _run(args, cwd=ROOT):
 
 
 def _refused(args) -> str:
-    with pytest.raises(SystemExit) as info:
-        main(["embed", *args])
-    assert isinstance(info.value.code, str)  # a message, exit status 1, no traceback
-    return info.value.code
+    """The one line ``main`` prints for a refused command, after checking its exit status 2 (usage and path
+    errors, as main's docstring says)."""
+    proc = _run(args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("error: ")
+    return line
 
 
 def test_bad_output_paths_are_messages(tmp_path, model_args):
@@ -195,3 +198,55 @@ def test_plan_batches_bounds_every_call():
     calls = plan_batches([10] * 300 + [2500], 64, 1024)
     assert all(len(c) * max(b - a for _, a, b in c) <= 1024 for c in calls)
     assert [p for c in calls for p in c if p[0] == 300] == [(300, 0, 1024), (300, 1024, 2048), (300, 2048, 2500)]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--device", "foo"], "error: unknown device 'foo'; use cpu, cuda or cuda:N"),
+    (["--device", "meta"], "error: device 'meta' cannot run the biLM; use cpu, cuda or cuda:N"),
+    (["--checkpoint", str(ROOT / "assets" / "default")],
+     "error: give one model: --model, --options with --weights, or --checkpoint"),
+    (["--model", "orignal"], "error: no model 'orignal': the bundled ones are default, lm-only, the published ones"),
+])
+def test_bad_options_are_one_line_and_exit_2(extra, message, tmp_path, model_args):
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    files = [] if "--model" in extra else model_args
+    assert _refused([str(src), str(tmp_path / "o.hdf5"), *files, *extra]).startswith(message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_a_long_output_name_and_standard_input(tmp_path, model_args):
+    out = tmp_path / ("v" * 250 + ".hdf5")  # 255 bytes: the longest name a Linux file system takes
+    proc = subprocess.run([sys.executable, "-m", "elmo_core", "embed", "-", str(out), *model_args, "--quiet"],
+                          input="The bank .\rA river bank .\r", capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    with h5py.File(out) as f:  # CR-only line ends are line breaks: two sentences, not one
+        assert json.loads(f["sentence_to_index"][()]) == {"The bank .": "0", "A river bank .": "1"}
+    assert "cannot be '-' (standard output)" in _refused([str(out), "-", *model_args])
+
+
+def test_the_output_mode_follows_the_umask_or_the_existing_file(tmp_path, model_args):
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    old = os.umask(0o027)
+    try:
+        assert _embed(tmp_path, model_args, b"a b\n")[0] == 0
+        assert (tmp_path / "out.hdf5").stat().st_mode & 0o777 == 0o640
+        (tmp_path / "out.hdf5").chmod(0o604)
+        assert _embed(tmp_path, model_args, b"a b c\n")[0] == 0
+        assert (tmp_path / "out.hdf5").stat().st_mode & 0o777 == 0o604  # replaced, mode kept
+    finally:
+        os.umask(old)
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, model_args, monkeypatch, capsys):
+    def full(self, *args, **kwargs):
+        raise OSError("Can't write data (file write failed: time = Thu Dec  3 04:00:00 2026, filename = 'x', "
+                      "file descriptor = 5, errno = 28, error message = 'No space left on device')")
+    monkeypatch.setattr(h5py.Group, "create_dataset", full)
+    (tmp_path / "out.hdf5").write_bytes(b"previous")
+    rc, out = _embed(tmp_path, model_args, b"a b\n", "--quiet")
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and line.startswith(f"error: no space left on the device for {out} (nothing was written")
+    assert out.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.hdf5"]
