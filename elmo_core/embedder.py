@@ -74,6 +74,9 @@ def _slow_reason(dtype: str, device: torch.device) -> str:
     return "float16 matrix products have no fast CPU kernel"
 
 
+# Working memory the layer-0 vocabulary pass may take per biLM call, whatever the model's width.
+TYPE_VECTOR_MEMORY = 256 * 2**20
+
 Progress = Callable[[float, str], None]
 """progress(fraction done in [0, 1], what is happening): the one progress callback of the library and the app
 (chunked embedding, the probes, the explorer's progress bars, which take the two as they are)."""
@@ -287,21 +290,25 @@ class Embedder:
         self.last_run_seconds = time.perf_counter() - start
         return results  # type: ignore[return-value]
 
-    def type_vectors(self, words: Sequence[str], batch_size: int = 1024) -> np.ndarray:
+    def type_vectors(self, words: Sequence[str], batch_size: int | None = None,
+                     memory_bytes: int = TYPE_VECTOR_MEMORY) -> np.ndarray:
         """Layer 0 of each word: float32 (n, 2P), row i the vector every occurrence of ``words[i]`` gets in
         layer 0 of ``embed_batch`` (layer 0 is context-free: the character CNN, highway and projection of the
         token alone, ELMO_SPEC.md section 3).
 
         Each word runs as a one-token sentence and its layer-0 row is kept, so the vector is the model's own
         layer 0 by construction, whatever the layer's layout; the LSTM steps over three positions are cheap
-        next to the CNN.
+        next to the CNN for the models we ship. For a model with wide LSTM cells they are not (their input
+        projections are 2 x 4C floats a position), so the batch is as large as ``memory_bytes`` of working
+        memory allows (``BiLMConfig.inference_bytes``), at most ``batch_size`` (default 1,024).
 
         Raises: TypeError when a word is not a str; ValueError for an empty word or a ``batch_size`` < 1.
         """
         if isinstance(words, str):
             raise TypeError("type_vectors() takes a list of words, not one str")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        batch_size = self.type_vector_batch(batch_size, memory_bytes)
         if any(not isinstance(w, str) for w in words):
             raise TypeError("every word must be a str")
         if any(not w for w in words):
@@ -313,6 +320,12 @@ class Embedder:
                 layer0 = self.bilm(ids).activations[0][:, 1]  # position 0 is <S>
             out[first:first + len(ids)] = layer0.float().cpu().numpy()
         return out
+
+    def type_vector_batch(self, batch_size: int | None = None, memory_bytes: int = TYPE_VECTOR_MEMORY) -> int:
+        """Words per biLM call in ``type_vectors``: as many as fit ``memory_bytes`` of working memory (a word is
+        three positions: <S>, the word, </S>), at least 1, at most ``batch_size`` (default 1,024)."""
+        fit = memory_bytes // self.bilm.config.inference_bytes(3)
+        return int(max(1, min(batch_size or 1024, fit)))
 
     def embed_sentences(self, sentences: Iterable[Sequence[str]], batch_size: int = 64) -> Iterator[np.ndarray]:
         """Lazily embed a stream of sentences, ``batch_size`` at a time, in input order."""

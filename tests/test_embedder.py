@@ -116,3 +116,29 @@ def test_type_vectors_are_layer_zero_of_any_occurrence(tiny_embedder):
         tiny_embedder.type_vectors("bank")
     with pytest.raises(ValueError):
         tiny_embedder.type_vectors(["bank", ""])
+
+
+def test_the_vocabulary_pass_takes_as_many_words_as_fit_its_memory(tiny_embedder):
+    import json
+
+    from elmo_core.bilm import BiLM
+    from elmo_core.config import BiLMConfig
+    from elmo_core.embedder import TYPE_VECTOR_MEMORY
+
+    assert tiny_embedder.type_vector_batch() == 1024 and tiny_embedder.type_vector_batch(7) == 7
+    wide = BiLMConfig.from_dict(json.loads(
+        '{"lstm": {"use_skip_connections": true, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3, '
+        '"dim": 16384, "n_layers": 2}, "char_cnn": {"activation": "relu", "filters": [[1, 16384]], '
+        '"n_highway": 1, "embedding": {"dim": 4}, "n_characters": 262, "max_characters_per_token": 50}}'))
+    # per position: 400 bytes of ids, 4 x (3 x 16,384 + 16 + 8 x 16,384 + 2 x 16,384 + 2 x 3 x 32) floats
+    assert wide.inference_bytes(1) == 400 + 4 * (3 * 16384 + 16 + 8 * 16384 + 2 * 16384 + 2 * 3 * 32) == 853_200
+    embedder = Embedder(BiLM(wide), device="cpu")
+    batch = embedder.type_vector_batch()
+    assert batch == TYPE_VECTOR_MEMORY // (3 * 853_200) == 104
+    words = [f"w{i}" for i in range(batch + 3)]  # two calls: 104 words, then 3
+    calls = []
+    real = embedder.bilm.forward
+    embedder.bilm.forward = lambda ids, **kw: calls.append(ids.shape[0]) or real(ids, **kw)
+    vectors = embedder.type_vectors(words)
+    assert calls == [104, 3] and vectors.shape == (107, 32)
+    np.testing.assert_allclose(vectors[5], embedder.embed_sentence(["w5"])[0, 0], atol=1e-6)
