@@ -4,8 +4,8 @@
 
 The first N sentences of the reference corpus (assets/reference), tokenized as the app does, are embedded
 (a) each alone, (b) all together in batches of 64 (sorted by length, so each sits among sentences of about
-its length and is padded to the longest), (c) each beside a 60-token sentence (padded to 60), and (d) each
-among 63 copies of itself. Reported: the largest |difference| from (a) over every layer, token and unit,
+its length and is padded to the longest), (c) each beside a 60-token sentence (padded to 60), and (d) each of
+the first 64 among 63 copies of itself. Reported: the largest |difference| from (a) over every layer, token and unit,
 the largest |value|, and their ratio. Differences are float32 rounding from matrix products whose
 summation order depends on the batch's shape; repeated identical calls are bitwise equal (checked too).
 """
