@@ -62,7 +62,9 @@ class TrainConfig:
     threads: int = 0  # torch CPU threads (0 = leave PyTorch's default)
     max_train_sentences: int = 0  # 0 = all (a small number is useful for tests)
     bf16: bool = False  # bfloat16 autocast for the biLM (the softmax and the losses stay float32)
-    init_from: str = ""  # a run folder (vocab.txt + checkpoint/): start from its biLM and softmax, fresh optimizer
+    # Where to start from: a run folder (vocab.txt + checkpoint/) or a shipped model folder (assets/default:
+    # vocab.txt, model.safetensors, softmax.safetensors); its biLM and softmax, a fresh optimizer.
+    init_from: str = ""
     # Teachers (training only; their heads are dropped at export). Weights of 0 leave the paper's objective.
     lexical_weight: float = 0.0  # layer 0 predicts GloVe 6B 50-d of the lowercased word (elmo_core.teacher)
     contextual_weight: float = 0.0  # the top layer predicts precomputed MiniLM states
@@ -355,6 +357,20 @@ def load_language_model(directory: str | Path) -> tuple[BiLanguageModel, Vocabul
 
 # ---- the loop -------------------------------------------------------------------------------------
 
+def _start_state(init: Path) -> dict:
+    """The language model's weights to start from (``init_from``), float32, keyed as ``BiLanguageModel``'s:
+    a run's checkpoint as it is, or a shipped model's biLM and softmax (stored float16) under "bilm." and
+    "softmax.". Raises: FileNotFoundError when the folder is neither."""
+    if (init / "checkpoint" / "model.safetensors").is_file():
+        return load_file(str(init / "checkpoint" / "model.safetensors"))
+    if (init / "model.safetensors").is_file() and (init / "softmax.safetensors").is_file():
+        state = {f"bilm.{k}": v.float() for k, v in load_file(str(init / "model.safetensors")).items()}
+        state.update({f"softmax.{k}": v.float() for k, v in load_file(str(init / "softmax.safetensors")).items()})
+        return state
+    raise FileNotFoundError(f"init_from {init}: neither a run folder (checkpoint/model.safetensors) nor a shipped "
+                            "model folder (model.safetensors + softmax.safetensors)")
+
+
 def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict[str, Any]:
     """Run (or continue) training until ``max_steps`` or ``max_hours``; returns the last metrics.
 
@@ -421,7 +437,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
                             bag_parts=2 if cfg.bag_directional else 1, side_bag_scale=cfg.side_bag_scale).to(device)
     if init is not None and not (resume and ckpt.exists()):
         # Teacher heads start fresh: the earlier run's heads may read other teacher states (another layer or basis).
-        start_state = {k: v for k, v in load_file(str(init / "checkpoint" / "model.safetensors")).items()
+        start_state = {k: v for k, v in _start_state(init).items()
                        if not k.startswith(("lexical_head.", "contextual_head."))}
         missing, unexpected = model.load_state_dict(start_state, strict=False)
         # Only teacher heads may differ between the two runs: everything of the biLM and softmax must load.

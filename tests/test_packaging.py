@@ -57,3 +57,18 @@ def test_the_app_imports_its_packages_without_path_edits():
     # are not (elmo_core.fetch's import of a data-prep helper from its scratch folder is another matter)
     for path in (ROOT / "app").rglob("*.py"):
         assert "sys.path" not in path.read_text(encoding="utf-8"), path
+
+
+def test_no_large_file_is_committed_outside_assets():
+    """Only the shipped models and data (assets/) may be large: a training checkpoint committed once is
+    downloaded by every clone forever (resume from the shipped weights with init_from instead)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    listing = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True)
+    if listing.returncode != 0:
+        pytest.skip("not a git checkout: nothing is committed here")
+    large = [(name, (root / name).stat().st_size) for name in listing.stdout.decode().split("\0")
+             if name and not name.startswith("assets/") and (root / name).is_file()
+             and (root / name).stat().st_size > 2_000_000]
+    assert large == [], f"files over 2 MB outside assets/: {large}"

@@ -167,3 +167,26 @@ def test_missing_training_extras_fail_before_a_run_folder_exists(corpus, tmp_pat
     with pytest.raises(ImportError, match="pip install -r requirements-train.txt"):
         train(make_cfg(corpus, tmp_path / "run", lexical_weight=1.0), progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_a_shipped_model_folder_is_a_start_point():
+    """init_from takes the shipped default (the resume point now that no checkpoint is committed): every weight
+    of the biLM and the softmax loads, and the biLM's are the shipped ones widened to float32."""
+    from safetensors.torch import load_file
+
+    from elmo_core.bilm import BiLM
+    from elmo_core.config import BiLMConfig
+    from elmo_core.lm import BiLanguageModel
+    from elmo_core.paths import DEFAULT_MODEL_DIR
+    from elmo_core.train import _start_state
+    from elmo_core.vocab import Vocabulary
+
+    state = _start_state(DEFAULT_MODEL_DIR)
+    vocab = Vocabulary.load(DEFAULT_MODEL_DIR / "vocab.txt")
+    model = BiLanguageModel(BiLM(BiLMConfig.from_options_json(DEFAULT_MODEL_DIR / "options.json")), len(vocab))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    assert missing == [] and unexpected == []
+    shipped = load_file(str(DEFAULT_MODEL_DIR / "model.safetensors"))
+    assert torch.equal(model.bilm.char_cnn.char_embedding.weight, shipped["char_cnn.char_embedding.weight"].float())
+    with pytest.raises(FileNotFoundError, match="neither a run folder"):
+        _start_state(DEFAULT_MODEL_DIR.parent)
