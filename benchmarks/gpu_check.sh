@@ -13,6 +13,11 @@
 #   train_speed.txt      2 minutes of training the default model's architecture (autocast bf16, Adam, batch 64)
 #   summary.txt          exit status of each part
 # Each part has its own timeout and a failure does not stop the others.
+# Environment (all optional; scripts/gpu_session.sh uses them to fit this check after a training run):
+#   GPU_CHECK_QUICK=1      shorter limits (under 5 minutes in all), 2 throughput repeats, 30 s of training speed
+#   GPU_CHECK_DEADLINE=T   a Unix time: no part runs past it (a part's limit is cut to what is left; a part with
+#                          under 5 s left is skipped and summary.txt says so)
+#   GPU_CHECK_PARTS="..."  run only these parts (names as in summary.txt, e.g. "env.txt tests.txt")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT_DIR=${1:-${OUT:-gpu_check}}
@@ -21,23 +26,43 @@ if [ -n "${PYTHON:-}" ]; then PY=$PYTHON; elif [ -x .venv/bin/python ]; then PY=
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 : > "$OUT_DIR/summary.txt"
 
+QUICK=${GPU_CHECK_QUICK:-0}
+lim() {  # lim FULL_S QUICK_S: this part's limit in seconds
+  if [ "$QUICK" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
+REPEATS=$(lim 5 2)
+export TRAIN_SPEED_SECONDS=$(lim 120 30)
+
 part() {  # part NAME TIMEOUT_S COMMAND... ; stdout+stderr -> $OUT_DIR/NAME
   local name=$1 limit=$2; shift 2
+  if [ -n "${GPU_CHECK_PARTS:-}" ] && [[ " $GPU_CHECK_PARTS " != *" $name "* ]]; then
+    return 0
+  fi
+  if [ -n "${GPU_CHECK_DEADLINE:-}" ]; then
+    local left=$((GPU_CHECK_DEADLINE - $(date +%s)))
+    if [ "$left" -lt 5 ]; then
+      echo "$name skipped: ${left}s left before GPU_CHECK_DEADLINE" | tee -a "$OUT_DIR/summary.txt"
+      return 0
+    fi
+    [ "$left" -lt "$limit" ] && limit=$left
+  fi
   local start=$SECONDS
-  timeout "$limit" "$@" > "$OUT_DIR/$name" 2>&1
+  # -k: a part that ignores SIGTERM (a hung CUDA call) is killed 5 s later rather than outliving its limit.
+  timeout -k 5 "$limit" "$@" > "$OUT_DIR/$name" 2>&1
   local rc=$?
   echo "$name rc=$rc ${limit}s-limit took=$((SECONDS - start))s" | tee -a "$OUT_DIR/summary.txt"
 }
 
-part env.txt 60 bash -c "nvidia-smi; $PY -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'"
-part tests.txt 240 env ELMO_TEST_DEVICE=cuda "$PY" -m pytest -q -p no:cacheprovider \
+part env.txt "$(lim 60 30)" bash -c "nvidia-smi; $PY -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'"
+part tests.txt "$(lim 240 100)" env ELMO_TEST_DEVICE=cuda "$PY" -m pytest -q -p no:cacheprovider \
   tests/test_device.py tests/test_embedder.py tests/test_bilm.py tests/test_char_cnn.py tests/test_train.py
-part throughput.md 150 "$PY" benchmarks/embed_throughput.py --device cuda --dtypes float32 bfloat16 \
-  --no-reference --repeats 5 --threads 4
-part bf16_deviation.md 90 "$PY" benchmarks/bf16_deviation.py --device cuda --json "$OUT_DIR/bf16_deviation.json"
-part train_speed.txt 180 "$PY" - <<'EOF'
-"""2 minutes of biLM training on the GPU: tokens/s of the default model's architecture (autocast bf16)."""
-import json, random, time
+part throughput.md "$(lim 150 60)" "$PY" benchmarks/embed_throughput.py --device cuda --dtypes float32 bfloat16 \
+  --no-reference --repeats "$REPEATS" --threads 4
+part bf16_deviation.md "$(lim 90 45)" "$PY" benchmarks/bf16_deviation.py --device cuda --json "$OUT_DIR/bf16_deviation.json"
+part train_speed.txt "$(lim 180 60)" "$PY" - <<'EOF'
+"""TRAIN_SPEED_SECONDS (2 minutes) of biLM training on the GPU: tokens/s of the default model's architecture
+(autocast bf16)."""
+import json, os, random, time
 from pathlib import Path
 
 import torch
@@ -70,7 +95,7 @@ while True:
         start, tokens = time.time(), 0
     elif start:
         tokens += loss.tokens
-        if time.time() - start > 120:
+        if time.time() - start > float(os.environ.get("TRAIN_SPEED_SECONDS", 120)):
             torch.cuda.synchronize()
             break
 seconds = time.time() - start
