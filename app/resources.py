@@ -5,6 +5,11 @@ This is the only module that uses ``st.cache_resource`` / ``st.cache_data``.
 Configuration (environment variables; Streamlit's config.toml cannot hold app-specific sections):
     ELMO_EXPLORER_OPTIONS + ELMO_EXPLORER_WEIGHTS   published-format model to use instead of the default
     ELMO_EXPLORER_CHECKPOINT                        our format (dir with options.json + model.safetensors)
+    ELMO_EXPLORER_MODEL                             a named startup model instead: a bundled one ("default",
+                                                    "lm-only") or a published one in the cache ("small",
+                                                    "original", ...; never downloaded by the app itself: a
+                                                    published name that is not cached starts on the default,
+                                                    and the log and the page say why)
     ELMO_EXPLORER_DEVICE                            "cpu", "cuda", ... (default: GPU when there is one)
     ELMO_EXPLORER_REFERENCE                         the reference corpus folder (sentences.txt.xz + index.npz,
                                                     made by scripts/build_reference_corpus.py; default
@@ -14,6 +19,11 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
     ELMO_EXPLORER_TYPE_VOCAB                        vocabulary size for layer-0 neighbours (default 50000)
     ELMO_EXPLORER_TYPE_MODELS                       models whose vocabulary vectors are kept (default 3)
     ELMO_EXPLORER_ALLOW_SERVER_PATHS=1              allow loading weights from paths on the server
+    ELMO_EXPLORER_ALLOW_DOWNLOADS=1                 a Download button for the published models that are not
+                                                    cached (off by default: a class server should not fetch
+                                                    374 MB because a student clicked)
+    ELMO_CORE_CACHE, ELMO_CORE_BASE_URL             the published models' cache folder and mirror
+                                                    (``elmo_core.published``)
     ELMO_EXPLORER_UMAP_WARMUP=0                     do not compile UMAP in the background (tests)
     ELMO_EXPLORER_CACHE_MB                          activation cache size, all sessions (default 256 MB)
     ELMO_EXPLORER_MODEL_MB                          memory for user-loaded models, all sessions (default 1024 MB)
@@ -26,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -34,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from app.downloads import Downloads, DownloadState
 from app.explore import ActivationCache, ParsedInput, TokenTable, UmapWarmUp, parse_input
 from app.safe import md
 from app.type_vectors import TypeVectors, TypeVectorStore
@@ -42,6 +54,7 @@ from elmo_core.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
 from elmo_core.wordforms import word_forms
 
 DEFAULT_REFERENCE = REFERENCE_DIR
+log = logging.getLogger(__name__)
 MAX_REFERENCE_SENTENCES = 60  # reference sentences embedded per word (benchmarks/type_vectors.py times it)
 
 
@@ -52,6 +65,11 @@ def env_flag(name: str, default: bool = False) -> bool:
 
 def allow_server_paths() -> bool:
     return env_flag("ELMO_EXPLORER_ALLOW_SERVER_PATHS")
+
+
+def allow_downloads() -> bool:
+    """Whether the model panel may download a published model (``ELMO_EXPLORER_ALLOW_DOWNLOADS=1``)."""
+    return env_flag("ELMO_EXPLORER_ALLOW_DOWNLOADS")
 
 
 def _device() -> str | None:
@@ -140,6 +158,11 @@ class ModelRegistry:
             name, source = slot.owners[session]
             return dataclasses.replace(slot.model, name=name, source=source), ""
 
+    def holds(self, session: str) -> bool:
+        """Whether ``session`` holds a model now (unlike ``for_session``, this leaves its notice to be told)."""
+        with self._lock:
+            return self._by_session.get(session) in self._slots
+
     def release(self, session: str) -> None:
         with self._lock:
             self._release(session)
@@ -210,19 +233,72 @@ class ModelRegistry:
 
 @st.cache_resource(show_spinner="Loading the biLM…")
 def startup_model() -> LoadedModel:
-    """The model every session starts with: env-configured files, else the shipped default.
+    """The model every session starts with: env-configured files, else the named model of
+    ``ELMO_EXPLORER_MODEL`` (``named_startup``), else the shipped default.
 
     Raises: FileNotFoundError or ValueError when that model cannot be loaded (the page says so).
     """
     from elmo_core.loading import load_embedder
     opts, weights = os.environ.get("ELMO_EXPLORER_OPTIONS"), os.environ.get("ELMO_EXPLORER_WEIGHTS")
     ckpt = os.environ.get("ELMO_EXPLORER_CHECKPOINT")
+    named = (os.environ.get("ELMO_EXPLORER_MODEL") or "").strip()
+    if named and (opts or weights or ckpt):
+        raise ValueError("set either ELMO_EXPLORER_MODEL or ELMO_EXPLORER_OPTIONS + ELMO_EXPLORER_WEIGHTS or "
+                         "ELMO_EXPLORER_CHECKPOINT, not several")
+    why = ""
+    if named and named != "default":
+        model, why = named_startup(named)
+        if model is not None:
+            return model
+        log.warning("%s", why)
     e = load_embedder(opts, weights, ckpt, device=_device())  # only one of options/weights set: an error
     if opts:
         return LoadedModel("startup:" + _digest(f"{opts}|{weights}"), e, f"{Path(weights).name} (set by environment)")
     if ckpt:
         return LoadedModel("startup:" + _digest(ckpt), e, f"{Path(ckpt).name} (set by environment)")
-    return LoadedModel("default", e, "default model shipped in assets/default")
+    return LoadedModel("default", e, "default model shipped in assets/default", warning=why)
+
+
+def named_startup(name: str) -> tuple[LoadedModel | None, str]:
+    """``ELMO_EXPLORER_MODEL``'s model: a bundled one, or a published one from the cache (never downloaded
+    here). Returns (the model, "") or (None, why not: one line for the log and the page, naming the command
+    that fixes it)."""
+    from elmo_core.paths import BUNDLED_MODELS
+    from elmo_core.published import PUBLISHED, cache_entry, download_command
+    said, fallback = f"ELMO_EXPLORER_MODEL={name}", "the server started on the default model"
+    if name in BUNDLED_MODELS:
+        try:
+            return bundled_model(name), ""
+        except (FileNotFoundError, ValueError) as err:
+            return None, f"{said}: the bundled model could not be loaded ({err}); {fallback}."
+    if name.lower() not in PUBLISHED:
+        return None, (f"{said} is not a model name (bundled: {', '.join(BUNDLED_MODELS)}; published: "
+                      f"{', '.join(PUBLISHED)}); {fallback}.")
+    entry = cache_entry(name)
+    if entry.state != "cached":
+        what = ("is not downloaded on this server" if entry.state == "missing"
+                else f"is damaged in the cache ({entry.detail})")
+        fix = download_command(name) + (" --force" if entry.state == "damaged" else "")
+        return None, (f"{said}: the published model “{entry.model.name}” {what}, so {fallback}. The operator can "
+                      f"run: {fix} (or make app MODEL={entry.model.name}), then restart it.")
+    try:
+        return _load_published(entry.model.name, None), ""
+    except (FileNotFoundError, ValueError) as err:
+        return None, f"{said}: the cached “{entry.model.name}” could not be loaded ({err}); {fallback}."
+
+
+def startup_name() -> str | None:
+    """The name the server's startup model goes by in the model panel and in links ("default", a bundled or a
+    published model's name), or None when it was set by files (``ELMO_EXPLORER_OPTIONS``, ``..._CHECKPOINT``)
+    or cannot be loaded."""
+    try:
+        key = startup_model().key
+    except Exception:  # noqa: BLE001 - no startup model: the model panel says why
+        return None
+    if key == "default":
+        return "default"
+    kind, _, name = key.partition(":")
+    return name if kind in ("bundled", "published") else None
 
 
 def env_int(name: str, default: int) -> int:
@@ -322,7 +398,9 @@ def release_model(session: str | None = None) -> None:
     model_registry().release(session or _session_id())
 
 
-BUNDLED_CHOICE_KEY = "bundled_model"  # session-state key of the chosen bundled model
+BUNDLED_CHOICE_KEY = "bundled_model"  # session-state key of the model panel's named model (bundled or published)
+_load_locks: dict[str, threading.Lock] = {}  # one load at a time per published model: one copy in memory
+_load_locks_guard = threading.Lock()
 
 
 @st.cache_resource(show_spinner="Loading the biLM…")
@@ -335,42 +413,205 @@ def bundled_model(name: str) -> LoadedModel:
 
 
 def bundled_choices() -> list[str]:
-    """The bundled models the model panel offers: only when the app runs on the shipped default."""
-    from elmo_core.embedder import BUNDLED_MODELS
-    if startup_model().key != "default":
-        return []
+    """The bundled models whose files are there."""
+    from elmo_core.paths import BUNDLED_MODELS
     return [name for name, folder in BUNDLED_MODELS.items() if (folder / "model.safetensors").is_file()]
 
 
-def current_model(key: str | None = None, session: str | None = None) -> tuple[LoadedModel, str]:
-    """This session's model (its own loaded one, else the bundled model it chose, else the startup model)
-    and a note when a loaded model had to go. ``key`` is accepted for compatibility and ignored: the
-    registry knows the session's model."""
+def published_entries() -> dict:
+    """{name: ``elmo_core.published.CacheEntry``} of every published model, as this server's cache holds it
+    (read from the cache folder on every call: a few small files; a download in another process shows)."""
+    from elmo_core.published import PUBLISHED, cache_entry
+    return {name: cache_entry(name) for name in PUBLISHED}
+
+
+def cached_published() -> list[str]:
+    """The published models in this server's cache."""
+    try:
+        return [name for name, entry in published_entries().items() if entry.state == "cached"]
+    except OSError:  # an unreadable cache folder: none
+        return []
+
+
+def model_choices() -> list[str]:
+    """The named models the model panel offers (and a link may name): the bundled models, then the published
+    ones in this server's cache; none when the server's startup model was set by files."""
+    if startup_name() is None:
+        return []
+    return bundled_choices() + cached_published()
+
+
+def unavailable_models() -> dict[str, str]:
+    """{name: why a link cannot open it here}, for the published models that are not cached (the reason
+    completes "The link asks for the model 'small', which ...")."""
+    from elmo_core.published import download_command
+    try:
+        entries = published_entries()
+    except OSError:
+        return {}
+    button = "; or press Download under “Published ELMo models” in the sidebar" if allow_downloads() else ""
+    out = {}
+    for name, entry in entries.items():
+        if entry.state == "missing":
+            out[name] = f"is not downloaded on this server (the operator can run: {download_command(name)}{button})"
+        elif entry.state == "damaged":
+            out[name] = (f"is damaged in this server's cache (the operator can run: {download_command(name)} "
+                         f"--force{button})")
+    return out
+
+
+def published_source(name: str) -> str:
+    """The model panel's line under a published model's name."""
+    from elmo_core.published import published_model
+    model = published_model(name)
+    return f"published ELMo {model.title} (AllenNLP), from this server's cache"
+
+
+def published_caption(name: str) -> str:
+    """What a published model is, in one line for the model panel (plain text)."""
+    from elmo_core.published import published_model
+    m = published_model(name)
+    return f"AllenNLP's ELMo {m.title}: {m.architecture}; training data: {m.trained_on}."
+
+
+def published_over_limits(name: str) -> str:
+    """Why this server cannot load the published model ``name`` for a session (its parameters over
+    ``ELMO_EXPLORER_MAX_PARAMETERS``, its float32 weights over ``ELMO_EXPLORER_MODEL_MB``), or "" when it fits
+    (other sessions' models may still leave no room at load time: ``ModelRegistry.make_room`` says so then)."""
+    from elmo_core.published import published_model
+    m = published_model(name)
+    if m.parameters > max_parameters():
+        return (f"Larger than this server allows for a loaded model ({m.parameters:,} parameters; the limit is "
+                f"{max_parameters():,}, ELMO_EXPLORER_MAX_PARAMETERS).")
+    need, limit = 4 * m.parameters, model_registry().max_bytes
+    if need > limit:
+        return (f"Needs {need / 2**20:,.0f} MB, more than this server allows for a loaded model "
+                f"({limit / 2**20:,.0f} MB, ELMO_EXPLORER_MODEL_MB).")
+    return ""
+
+
+def _load_published(name: str, max_params: int | None) -> LoadedModel:
+    """A cached published model, loaded (``max_params``: refuse larger ones; None: the library's default).
+    Raises: FileNotFoundError (not cached), ValueError (damaged, over the budget, bad files)."""
+    from elmo_core import Embedder
+    from elmo_core.published import cache_entry, cached_files, mismatch_note, published_model
+    from elmo_core.weights import load_bilm_from_elmo_files
+    model = published_model(name)
+    options, weights = cached_files(model.name)
+    bilm = load_bilm_from_elmo_files(options, weights, max_params)
+    note = mismatch_note(cache_entry(model.name)) or ""
+    return LoadedModel(f"published:{model.name}", Embedder(bilm, device=_device(), name=model.name),
+                       published_source(model.name), warning=note[:1].upper() + note[1:] + ("." if note else ""))
+
+
+def load_published_model(name: str, session: str | None = None) -> LoadedModel:
+    """A cached published model as this session's model: one copy in memory for every session that picks it,
+    counted in the registry's memory for loaded models like an upload (``ELMO_EXPLORER_MODEL_MB``; refused
+    over ``ELMO_EXPLORER_MAX_PARAMETERS``). The startup model when it is that model.
+
+    Raises: KeyError (unknown name), FileNotFoundError (not cached), ValueError (damaged, over a limit:
+    ``ModelBudgetError`` is one; the message says which and what to do)."""
+    from elmo_core.config import BiLMConfig
+    from elmo_core.published import cached_files, published_model
+    model = published_model(name)
+    key = f"published:{model.name}"
     start = startup_model()
-    found, notice = model_registry().for_session(session or _session_id())
-    if found is None:
-        choice = st.session_state.get(BUNDLED_CHOICE_KEY, "default")
-        if choice != "default" and choice in bundled_choices():
-            return bundled_model(choice), notice
+    if start.key == key:
+        return start
+    session = session or _session_id()
+    registry = model_registry()
+    source = published_source(model.name)
+    with _load_locks_guard:
+        lock = _load_locks.setdefault(key, threading.Lock())
+    with lock:  # a second session picking it meanwhile waits, then shares the copy
+        known = registry.claim_known(session, key, model.name, source)
+        if known is not None:
+            return known
+        options, _ = cached_files(model.name)
+        config = BiLMConfig.from_options_json(options)
+        config.check_budget(max_parameters())  # before making room: a refused model evicts nobody
+        registry.make_room(session, config.num_parameters() * 4)
+        loaded = _load_published(model.name, max_parameters())
+        return registry.claim(session, loaded, model.name, source)
+
+
+def named_model(name: str, session: str | None = None) -> LoadedModel:
+    """The model panel's model ``name``: the startup model when it is that one, a bundled model, or a cached
+    published one (``load_published_model``: may raise)."""
+    start = startup_model()
+    if name == startup_name():
+        return start
+    if name in bundled_choices():
+        return start if name == "default" and start.key == "default" else bundled_model(name)
+    return load_published_model(name, session)
+
+
+def model_to_load(session: str | None = None) -> str | None:
+    """The published model ``current_model`` is about to read from disk for this session (seconds for
+    Original: the panel shows a spinner), else None."""
+    choice = st.session_state.get(BUNDLED_CHOICE_KEY)
+    if not choice or choice == startup_name() or choice in bundled_choices() or choice not in cached_published():
+        return None
+    return None if model_registry().holds(session or _session_id()) else choice
+
+
+def current_model(key: str | None = None, session: str | None = None) -> tuple[LoadedModel, str]:
+    """This session's model (its own loaded one, else the named model it chose, else the startup model) and a
+    note when a loaded model had to go. ``key`` is accepted for compatibility and ignored: the registry knows
+    the session's model.
+
+    Raises: what ``load_published_model`` raises when the session chose a published model that cannot be
+    loaded (the model panel puts the choice back and says why)."""
+    start = startup_model()
+    session = session or _session_id()
+    found, notice = model_registry().for_session(session)
+    if found is not None:
+        return found, ""
+    choice = st.session_state.get(BUNDLED_CHOICE_KEY, "default")
+    if not choice or choice == startup_name() or choice not in model_choices():
         return start, notice
-    return found, ""
+    if notice and choice not in bundled_choices():
+        return start, notice  # its published model was unloaded: back to the startup model (the panel says so)
+    return named_model(choice, session), notice
+
+
+def downloads() -> Downloads:
+    """The server process's background downloads of published models (``app.downloads``)."""
+    return _downloads()
+
+
+@st.cache_resource
+def _downloads() -> Downloads:
+    return Downloads()
+
+
+def start_download(name: str) -> DownloadState:
+    """Download a published model in the background, or join the download of it that is running.
+    Raises: PermissionError when the operator has not allowed downloads; KeyError for an unknown name."""
+    from elmo_core.published import published_model
+    if not allow_downloads():
+        raise PermissionError("downloading models from the page is off on this server "
+                              "(ELMO_EXPLORER_ALLOW_DOWNLOADS=1 turns it on)")
+    return downloads().start(published_model(name).name)
 
 
 def comparison_choices(session: str | None = None) -> dict[str, str]:
     """The models the Compare tab offers: {label: spec}. Every bundled model whose files are there
-    ("bundled:NAME"), the startup model when it is not the shipped default ("startup"), and this session's
-    uploaded or server-path model ("session")."""
-    from elmo_core.paths import BUNDLED_MODELS
+    ("bundled:NAME"), the startup model when it is neither the shipped default nor a bundled one ("startup"),
+    and this session's own model ("session"): one it uploaded or loaded from server paths, or the published
+    model it picked in the model panel. (Other cached published models are not offered: a session holds one
+    model in the server's memory for loaded models; pick one in the panel to compare it.)"""
     out = {}
     start = startup_model()
-    if start.key != "default":
-        out[f"{start.display_name} (startup model)"] = "startup"
-    for name, folder in BUNDLED_MODELS.items():
-        if (folder / "model.safetensors").is_file():
-            out[f"{name} (bundled)"] = f"bundled:{name}"
+    if start.key != "default" and not start.key.startswith("bundled:"):
+        kind = "published, startup model" if start.key.startswith("published:") else "startup model"
+        out[f"{start.display_name} ({kind})"] = "startup"
+    for name in bundled_choices():
+        out[f"{name} (bundled)"] = f"bundled:{name}"
     found, _ = model_registry().for_session(session or _session_id())
     if found is not None:
-        out[f"{found.display_name} (yours, this session only)"] = "session"
+        kind = "published" if found.key.startswith("published:") else "yours, this session only"
+        out[f"{found.display_name} ({kind})"] = "session"
     return out
 
 
@@ -396,7 +637,7 @@ def comparison_model(spec: str, session: str | None = None) -> LoadedModel:
     if spec == "session":
         found, _ = model_registry().for_session(session or _session_id())
         if found is None:
-            raise KeyError("your uploaded model is no longer loaded")
+            raise KeyError("your model is no longer loaded")
         return found
     if spec.startswith("bundled:"):
         name = spec.split(":", 1)[1]

@@ -1,13 +1,13 @@
 """The explorer's page state: its session keys, the shareable link (URL round trip) and what survives a page switch.
 
 * **Keys.** Every session-state key of the explorer starts with ``PREFIX`` (private ones with ``"_" + PREFIX``),
-  so the pages and the model panel cannot collide; ``key(name)`` makes one. The model panel's bundled-model
-  choice is ``BUNDLED_CHOICE_KEY`` (owned by ``app.resources``).
+  so the pages and the model panel cannot collide; ``key(name)`` makes one. The model panel's named-model
+  choice (bundled or published) is ``BUNDLED_CHOICE_KEY`` (owned by ``app.resources``).
 * **The link.** ``View`` is everything that changes what the explorer shows; ``view_to_query`` and
   ``view_from_query`` turn it into URL query parameters and back. A link is untrusted input: every value is
   checked, and a value that is out of range is clamped, one that makes no sense is ignored (the default kept),
-  each with a note for the user; nothing raises. An uploaded model cannot travel in a link (only a bundled
-  model's name does), and the page says so.
+  each with a note for the user; nothing raises. An uploaded model cannot travel in a link (only a named
+  model does: a bundled one, or a published one that the opening server has downloaded), and the page says so.
 * **Page switches.** Streamlit forgets a widget's value once the widget is not drawn (the Layers page is shown),
   so the explorer saves the values of ``KEPT`` on every run (``remember``) and puts back what was forgotten
   (``restore``) before drawing them. The weight sliders have one writer, ``set_layer_weights`` (the presets,
@@ -81,7 +81,8 @@ def weight_key(j: int) -> str:
 class View:
     """Everything a shared link restores: every control that changes what the explorer shows.
 
-    query is 0-based (the link and the page count from 1); model is a bundled model's name; map_view: a key
+    query is 0-based (the link and the page count from 1); model is a named model (bundled, or published and
+    in the server's cache); map_view: a key
     of ``MAP_VIEWS``; clusters: the Senses tab's number of clusters (0: by silhouette); compare: the two
     bundled models of the Compare tab, or () (a loaded model cannot travel in a link).
     """
@@ -116,9 +117,11 @@ def text_fits_link(view: View) -> bool:
     return bool(view.example) or not view.text or len(view.text) <= MAX_URL_TEXT
 
 
-def view_to_query(view: View) -> dict[str, str]:
+def view_to_query(view: View, startup_model: str = DEFAULT.model) -> dict[str, str]:
     """Query parameters for a link: only what differs from the defaults; the text is left out (``ex``
-    instead) when it is an example set's, and when it is longer than ``MAX_URL_TEXT``."""
+    instead) when it is an example set's, and when it is longer than ``MAX_URL_TEXT``. The model is left out
+    only when it is "default" on a server that starts on it (``startup_model``): a server started on another
+    model writes it, and writes model=default too, so the link opens on the same model anywhere."""
     params: dict[str, str] = {}
     if view.example:
         params["ex"] = view.example
@@ -140,7 +143,8 @@ def view_to_query(view: View) -> dict[str, str]:
               "k": (view.k, DEFAULT.k, str(view.k)),
               "color": (view.color_by, DEFAULT.color_by, view.color_by),
               "tab": (view.tab, DEFAULT.tab, view.tab),
-              "model": (view.model, DEFAULT.model, view.model),
+              # None: never left out (a server started on another model names the model in every link)
+              "model": (view.model, DEFAULT.model if startup_model == DEFAULT.model else None, view.model),
               "show": (view.map_view, DEFAULT.map_view, view.map_view),
               "clusters": (view.clusters, DEFAULT.clusters, str(view.clusters)),
               "compare": (view.compare, DEFAULT.compare, ",".join(view.compare))}
@@ -154,14 +158,19 @@ def _quote(value: object, limit: int = 40) -> str:
 
 
 def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | None = None,
-                    models: Sequence[str] = ("default",)) -> tuple[View, list[str]]:
+                    models: Sequence[str] = ("default",), unavailable: Mapping[str, str] | None = None,
+                    default_model: str = DEFAULT.model) -> tuple[View, list[str]]:
     """Parse a link's query parameters. Never raises: a value out of range is clamped, a value that makes no
     sense is ignored (the default kept); each such value gets a note in plain text (escape before rendering).
 
     Args:
         params: the query parameters (str -> str; anything else is read with ``str``).
         examples: example set name -> its text.
-        models: the bundled model names this server offers.
+        models: the model names this server offers (bundled, and published ones in its cache).
+        unavailable: {name: why not} for models the server knows but cannot open now (a published model it
+            has not downloaded); the reason completes "The link asks for the model 'small', which ...".
+        default_model: the model when the link names none, or one that is not offered (the server's startup
+            model).
     Returns:
         (the View, notes for the user).
     """
@@ -301,7 +310,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
         k=int(number("k", DEFAULT.k, *K_RANGE, "k (neighbours)", integer=True)),
         same_word=flag("same", True), color_by=choice("color", "label", COLOR_BY_CHOICES, "colour-by"),
         tab=choice("tab", "map", list(TABS), "tab"),
-        model=choice("model", "default", list(models) or ["default"], "bundled model"),
+        model=model_of(get.get("model"), list(models) or [default_model], unavailable or {}, default_model, notes),
         present=flag("present", False), map_view=choice("show", "mix", list(MAP_VIEWS), "map view"),
         clusters=clusters, compare=compare)
     known = {"ex", "s", "word", "w", "g", "ln", "proj", "infl", "ctx", "case", "q", "k", "same", "color", "tab",
@@ -313,6 +322,20 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     return view, notes
 
 
+def model_of(raw: str | None, models: Sequence[str], unavailable: Mapping[str, str], default: str,
+             notes: list[str]) -> str:
+    """The link's model: ``raw`` when the server offers it, else ``default`` with a note in ``notes`` (why a
+    known model cannot open here, or the names it offers)."""
+    if raw is None or raw == default or raw in models:
+        return default if raw is None else raw
+    if raw in unavailable:
+        notes.append(f"The link asks for the model {_quote(raw)}, which {unavailable[raw]}. Using {default}.")
+    else:
+        notes.append(f"The link asks for an unknown model {_quote(raw)}; the models here are "
+                     f"{', '.join(models)}. Using {default}.")
+    return default
+
+
 def _as_float(raw: str) -> float | None:
     """``float(raw)``, or None when it is no number."""
     try:
@@ -322,10 +345,13 @@ def _as_float(raw: str) -> float | None:
 
 
 def start_session(state: MutableMapping, params: Mapping[str, str], examples: Mapping[str, str],
-                  models: Sequence[str], model_key: str, default: View) -> None:
+                  models: Sequence[str], model_key: str, default: View,
+                  unavailable: Mapping[str, str] | None = None) -> None:
     """On a session's first run: the View from the link (or ``default`` without one) into ``VIEW``, its notes
-    into ``LINK_NOTES``, and the link's bundled model and presentation mode into their widgets' keys (the
-    model panel is drawn before the page). Later runs change nothing."""
+    into ``LINK_NOTES``, and the link's model (``default.model``, the startup model's name, when the link names
+    none or one this server cannot open: ``view_from_query``'s ``models`` and ``unavailable``) and
+    presentation mode into their widgets' keys (the model panel is drawn before the page). Later runs change
+    nothing."""
     if VIEW in state:
         return
     if params:
@@ -339,7 +365,7 @@ def start_session(state: MutableMapping, params: Mapping[str, str], examples: Ma
         if not {"ex", "s"} & set(params) and default.example:
             # A link without sentences (``?present=1`` for the projector) opens on the default example, as "/" does.
             params = {"ex": default.example, "word": default.word, **params}
-        view, notes = view_from_query(params, examples, models)
+        view, notes = view_from_query(params, examples, models, unavailable, default.model)
         notes = first + notes
     else:
         view, notes = default, []
@@ -347,7 +373,7 @@ def start_session(state: MutableMapping, params: Mapping[str, str], examples: Ma
     state[LINK_NOTES] = notes
     if view.query:
         state[LINK_QUERY] = view.query
-    if view.model != "default" or model_key in state:
+    if view.model != DEFAULT.model or model_key in state or "model" in params:
         state[model_key] = view.model
     state[PRESENT] = view.present
 
@@ -473,7 +499,7 @@ def link_notes(view: View, model_key: str, model_name: str, state: Mapping) -> l
     notes = []
     if model_key.startswith(("upload:", "path:")):
         notes.append(f"This view uses your loaded model “{md(model_name)}”, which cannot travel in a link: "
-                     f"whoever opens it sees the bundled “{md(view.model)}” model instead.")
+                     f"whoever opens it sees the “{md(view.model)}” model instead.")
     if any(isinstance(state.get(k), str) and not state[k].startswith("bundled:") for k in (COMPARE_A, COMPARE_B)):
         notes.append("The comparison uses a model that is not bundled, so the link leaves the comparison out.")
     if not text_fits_link(view):

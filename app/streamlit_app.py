@@ -6,6 +6,7 @@ Configuration is read from environment variables, see ``app/resources.py``.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import streamlit as st
@@ -14,7 +15,8 @@ import streamlit as st
 # PYTHONPATH), so this script imports it like any other package, from wherever it is installed.
 from app import resources, state
 from app.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
-from app.safe import md
+from app.downloads import size_text
+from app.safe import md, md_with_code
 
 HERE = Path(__file__).resolve().parent
 
@@ -45,13 +47,16 @@ NORMAL_CSS = """<style>
 def start_from_link() -> None:
     """A session's first run: the view its link asks for (``app.state``), before anything is drawn."""
     try:
-        models = resources.bundled_choices() or ["default"]
+        models = resources.model_choices()
+        unavailable = resources.unavailable_models() if models else {}
+        startup = resources.startup_name() or "default"
     except Exception:  # no model at all: the model panel says why
-        models = ["default"]
+        models, unavailable, startup = [], {}, "default"
     start = EXAMPLE_SETS[DEFAULT_EXAMPLE]
     state.start_session(st.session_state, {k: st.query_params[k] for k in st.query_params},
-                        {name: e.text for name, e in EXAMPLE_SETS.items()}, models, resources.BUNDLED_CHOICE_KEY,
-                        state.View(text=start.text, example=start.name, word=start.word))
+                        {name: e.text for name, e in EXAMPLE_SETS.items()}, models or ["default"],
+                        resources.BUNDLED_CHOICE_KEY,
+                        state.View(text=start.text, example=start.name, word=start.word, model=startup), unavailable)
 
 
 def _forget_uploads(*files) -> None:
@@ -102,6 +107,55 @@ def _load_server(options_path: str, weights_path: str) -> None:
 
 def _back_to_startup() -> None:
     resources.release_model()
+    startup = resources.startup_name()
+    if startup is not None and resources.BUNDLED_CHOICE_KEY in st.session_state:
+        st.session_state[resources.BUNDLED_CHOICE_KEY] = startup  # the radio too, or its model comes back
+
+
+CHOICE_RESET = "_model_choice_reset"  # the model radio's value for the next run (set before the radio is drawn)
+CHOICE_OK = "_model_choice_ok"  # the radio's last value whose model loaded
+PUBLISHED_OPEN = "_published_open"  # the published models' list stays open once this session saw a download
+
+
+def _settle_choice(choices: list[str], startup: str | None) -> None:
+    """Before the model radio is drawn: apply a reset asked for by the last run (a model that failed to load,
+    or was unloaded), and replace a value the radio no longer offers (a cached model deleted meanwhile)."""
+    key = resources.BUNDLED_CHOICE_KEY
+    reset = st.session_state.pop(CHOICE_RESET, None)
+    if reset is not None:
+        st.session_state[key] = reset
+    if len(choices) > 1 and key in st.session_state and st.session_state[key] not in choices:
+        st.session_state[key] = startup if startup in choices else choices[0]
+
+
+def _current_model(startup: str | None, choices: list[str]):
+    """This session's model, with a spinner while a published model is read from the cache (seconds for
+    Original). When the radio's published model cannot be loaded (over this server's limits, damaged files) or
+    was unloaded to make room, the radio goes back and the panel says why, on a rerun."""
+    key = resources.BUNDLED_CHOICE_KEY
+    choice = st.session_state.get(key)
+    named = choice is not None and choice != startup and choice in choices
+    loading = resources.model_to_load()
+    try:
+        spinner = st.spinner(f"Loading the published model {loading} from this server's cache…") if loading else None
+        with spinner or nullcontext():
+            model, note = resources.current_model()
+    except Exception as err:  # noqa: BLE001 - any failure: say what, keep the model we had
+        if not named:
+            raise
+        back = st.session_state.get(CHOICE_OK)
+        back = back if back in choices and back != choice else startup
+        st.session_state["_model_error"] = (f"Could not load {md(choice)}: {md(err)}  \nStill using "
+                                            f"**{md(back)}**.")
+        st.session_state[CHOICE_RESET] = back
+        st.rerun()
+    if named and note and model.key == resources.startup_model().key:  # its model was unloaded meanwhile
+        st.session_state["_model_info"] = note
+        st.session_state[CHOICE_RESET] = startup
+        st.rerun()
+    if choice in choices:
+        st.session_state[CHOICE_OK] = choice
+    return model, note
 
 
 def model_panel():
@@ -118,20 +172,27 @@ def model_panel():
         error = st.session_state.pop("_model_error", None)
         if error:
             st.error(error)
-        choices = resources.bundled_choices()
+        info = st.session_state.pop("_model_info", None)
+        if info:
+            st.info(md(info))
+        choices = resources.model_choices()
+        startup = resources.startup_name()
+        _settle_choice(choices, startup)
         if len(choices) > 1:
-            st.radio("Bundled model", choices, key=resources.BUNDLED_CHOICE_KEY, horizontal=True,
-                     on_change=resources.release_model,  # picking a bundled model replaces an uploaded one
-                     help="default: trained with the biLM objective plus teachers (GloVe, MiniLM); lm-only: the "
-                          "paper's objective alone on the same 8M tokens. Model cards in assets/<name>/MODEL_CARD.md.")
+            st.radio("Bundled and downloaded models", choices, key=resources.BUNDLED_CHOICE_KEY, horizontal=True,
+                     on_change=resources.release_model,  # picking a model here replaces an uploaded one
+                     help="default: trained for this app with the biLM objective plus teachers (GloVe, MiniLM); "
+                          "lm-only: the paper's objective alone on the same 8M tokens (model cards in "
+                          "assets/<name>/MODEL_CARD.md). Any other: a published ELMo model downloaded on this "
+                          "server (“Published ELMo models” below).")
         try:
-            model, note = resources.current_model()
+            model, note = _current_model(startup, choices)
         except Exception as err:
             st.error(f"No model could be loaded: {md(err)}")
             st.stop()
         if len(choices) > 1 and model.key.startswith(("upload:", "path:")):
-            # the radio keeps showing the bundled choice: say that it is not the model in use
-            st.caption("Not in use while your loaded model is: picking a bundled model here unloads yours.")
+            # the radio keeps showing its choice: say that it is not the model in use
+            st.caption("Not in use while your loaded model is: picking a model here unloads yours.")
         if model.warning:
             st.warning(md(model.warning))
         if note:
@@ -145,8 +206,10 @@ def model_panel():
                        "contextual layer is 34 points above chance for the default, whose top layer was trained "
                        "to carry the content words on each side of a token, and 3 for lm-only (a GloVe bag of "
                        "context: 38). So with the default, senses set apart by the words around them (“bank” by "
-                       "a river or with money) often form their own groups, while others still mix. Load the "
-                       "published weights under “Load your own ELMo” below for the real thing.")
+                       "a river or with money) often form their own groups, while others still mix. The "
+                       "published ELMo models (“Published ELMo models” below) are the real thing.")
+        if model.key.startswith("published:") and not presenting:
+            st.caption(md(resources.published_caption(model.key.split(":", 1)[1])))
         if presenting:
             umap_status(resources.umap_warm_up().state == "warming")
             return st.empty()
@@ -156,6 +219,8 @@ def model_panel():
         st.caption(f"Device: {resources.device_description(e)}")
         timing_slot = st.empty()  # filled after the page ran, with this run's timings
 
+        if startup is not None:  # a server started on files offers no other named model
+            published_models(model.key)
         with st.expander("Load your own ELMo"):
             limits = resources.UPLOAD_LIMITS_MB
             st.caption("The published models' options.json + weights.hdf5 (e.g. Small or Original), or our "
@@ -183,6 +248,72 @@ def model_panel():
 
         umap_status(resources.umap_warm_up().state == "warming")
     return timing_slot
+
+
+def published_models(current_key: str) -> None:
+    """The published ELMo models: a cached one is offered in the Model radio above; the others show their size
+    and the command that downloads them, and, when the operator allows it (``ELMO_EXPLORER_ALLOW_DOWNLOADS=1``),
+    a Download button. A download runs in the background (``app.downloads``: one per model whatever the number
+    of sessions); its progress is redrawn every second without the rest of the page, and when it ends the whole
+    page reruns once, so the model appears in the radio."""
+    downloads = resources.downloads()
+    running = set(downloads.running())
+    allowed = resources.allow_downloads()
+    if running:  # open while a download runs, and after it: a changed `expanded` would close the list on the user
+        st.session_state[PUBLISHED_OPEN] = True
+    with st.expander("Published ELMo models", expanded=bool(st.session_state.get(PUBLISHED_OPEN))):
+        st.caption("AllenNLP's English ELMo models (Peters et al., 2018). A downloaded one is offered under Model "
+                   "above; a download is verified before it is kept.")
+
+        @st.fragment(run_every=1.0 if running else None)
+        def rows() -> None:
+            try:
+                entries = resources.published_entries()
+            except OSError as err:
+                st.caption(f"This server's model cache cannot be read: {md(err)}")
+                return
+            for name, entry in entries.items():
+                published_row(entry, downloads.get(name), allowed, current_key)
+            if not allowed and any(e.state != "cached" for e in entries.values()):
+                st.caption("Downloading from this page is off on this server (the operator can turn it on with "
+                           "ELMO_EXPLORER_ALLOW_DOWNLOADS=1).")
+            if running - set(downloads.running()):  # a download ended: draw the radio again, and stop polling
+                st.rerun()
+        rows()
+
+
+def published_row(entry, download, allowed: bool, current_key: str) -> None:
+    """One published model in the panel's list: its size, and whether it is here, how to get it, or how far its
+    download is."""
+    from elmo_core.published import download_command, mismatch_note
+    m = entry.model
+    size = ("" if m.weights_bytes else "about ") + size_text(m.approx_bytes)
+    st.markdown(f"**{md(m.title)}** · {m.parameters / 1e6:.1f}M parameters · {md(size)}")
+    if entry.state == "cached":
+        if current_key == f"published:{m.name}":
+            st.caption("In use.")  # a mismatch note is above, with the model's name
+        else:
+            note = mismatch_note(entry)
+            st.caption(f"Downloaded: pick “{md(m.name)}” under Model above."
+                       + (f" {md(note[:1].upper() + note[1:])}." if note else ""))
+        return
+    if download is not None and download.running:
+        st.progress(download.fraction, text=md(download.text()))
+        return
+    if download is not None and download.error:
+        st.error(md(download.text()))
+    what = "Not downloaded on this server." if entry.state == "missing" else \
+        f"Damaged in this server's cache ({entry.detail})."  # md_with_code escapes it
+    command = download_command(m.name) + (" --force" if entry.state == "damaged" else "")
+    st.caption(md_with_code(f"{what} The operator can run `{command}`"))
+    too_large = resources.published_over_limits(m.name)
+    if too_large:
+        st.caption(md(too_large))
+    elif allowed and st.button(f"Download ({size})", key=f"download_{m.name}", help=f"Fetches {m.name} into this "
+                               "server's cache in the background; the page stays usable meanwhile."):
+        resources.start_download(m.name)
+        st.session_state[PUBLISHED_OPEN] = True
+        st.rerun()  # the whole panel again: the list polls while the download runs
 
 
 def parameter_count(n: int) -> str:

@@ -69,6 +69,12 @@ def app_env(monkeypatch, tmp_path):
     monkeypatch.delenv("ELMO_EXPLORER_ALLOW_SERVER_PATHS", raising=False)
     monkeypatch.delenv("ELMO_EXPLORER_CHECKPOINT", raising=False)
     monkeypatch.delenv("ELMO_EXPLORER_SESSION_MB", raising=False)
+    monkeypatch.delenv("ELMO_EXPLORER_MODEL", raising=False)
+    monkeypatch.delenv("ELMO_EXPLORER_ALLOW_DOWNLOADS", raising=False)
+    # the published models: an empty cache of the test's own, and a base URL nothing listens on (the discard
+    # port of this machine), so that no test sees the user's cache or reaches the network
+    monkeypatch.setenv("ELMO_CORE_CACHE", str(tmp_path / "elmo-core-cache"))
+    monkeypatch.setenv("ELMO_CORE_BASE_URL", "http://127.0.0.1:9/")
 
 
 def _clear_streamlit_caches() -> None:

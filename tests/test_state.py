@@ -80,7 +80,7 @@ def test_typed_text_and_defaults():
     ({"proj": "<script>alert(1)</script>"}, {}, "unknown projection '<script>"),
     ({"tab": "secret"}, {}, "unknown tab 'secret'"),
     ({"color": "red"}, {}, "unknown colour-by 'red'"),
-    ({"model": "../../etc/passwd"}, {}, "unknown bundled model '../../etc/passwd'"),
+    ({"model": "../../etc/passwd"}, {}, "unknown model '../../etc/passwd'; the models here are default, lm-only"),
     ({"ex": "nope"}, {}, "unknown example set 'nope'"),
     ({"ln": "yes"}, {}, "ln='yes' is neither 1 nor 0"),
     ({"case": "upper"}, {}, "is neither exact nor fold"),
@@ -133,6 +133,35 @@ def test_session_start_reads_the_link_once():
     assert projector[state.LINK_NOTES] == []
     assert state.clamp_query(20, 12) == (0, "The link's query occurrence #21 does not exist (there are 12); showing #1.")
     assert state.clamp_query(3, 12) == (3, "")
+
+
+def test_a_link_names_a_published_model_and_a_server_without_it_says_so():
+    """model= carries a named model: bundled, or published when the opening server has it in its cache; one
+    that the server knows but has not downloaded gets the reason (with the operator's command), any other name
+    the list; a server started on another model writes model= in every link, model=default too."""
+    models = ("default", "lm-only", "small")
+    missing = {"original": "is not downloaded on this server (the operator can run: python -m elmo_core download "
+                           "original)"}
+    assert state.view_from_query({"model": "small"}, EXAMPLES, models, missing) == (state.View(model="small"), [])
+    view, notes = state.view_from_query({"model": "original"}, EXAMPLES, models, missing)
+    assert view.model == "default" and notes == [
+        "The link asks for the model 'original', which is not downloaded on this server (the operator can run: "
+        "python -m elmo_core download original). Using default."]
+    view, notes = state.view_from_query({"model": "<b>x</b>"}, EXAMPLES, models, missing, default_model="small")
+    assert view.model == "small" and notes == ["The link asks for an unknown model '<b>x</b>'; the models here are "
+                                               "default, lm-only, small. Using small."]
+    assert state.view_from_query({}, EXAMPLES, models, missing, default_model="small")[0].model == "small"
+    assert state.view_to_query(state.View(model="small")) == {"model": "small"}
+    assert state.view_to_query(state.View(model="default")) == {}
+    assert state.view_to_query(state.View(model="default"), startup_model="small") == {"model": "default"}
+    assert state.view_to_query(state.View(model="small"), startup_model="small") == {"model": "small"}
+    # a session's start: the link's model, else the startup model's name (the radio's value)
+    on_small = state.View(text="t", word="t", model="small")
+    for params, picked, n_notes in [({}, "small", 0), ({"model": "default"}, "default", 0),
+                                    ({"model": "original"}, "small", 1), ({"model": "lm-only"}, "lm-only", 0)]:
+        ss: dict = {}
+        state.start_session(ss, params, EXAMPLES, models, "pick", on_small, missing)
+        assert ss["pick"] == picked and len(ss[state.LINK_NOTES]) == n_notes, params
 
 
 def test_the_new_views_controls_in_the_link_and_the_widgets():
@@ -308,7 +337,7 @@ def test_the_word_box_holds_a_word_of_the_sentences():
 def test_what_a_link_cannot_carry():
     view = state.View(text="x" * (ex.MAX_URL_TEXT + 1), model="default")
     notes = state.link_notes(view, "upload:abc", "my **model**", {state.COMPARE_A: "session"})
-    assert len(notes) == 3 and "“my \\*\\*model\\*\\*”" in notes[0] and "bundled “default”" in notes[0]
+    assert len(notes) == 3 and "“my \\*\\*model\\*\\*”" in notes[0] and "sees the “default” model" in notes[0]
     assert "not bundled" in notes[1] and "too long to keep in the link" in notes[2]
     assert state.link_notes(state.View(text="short"), "default", "default", {}) == []
 

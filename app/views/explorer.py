@@ -43,8 +43,9 @@ Move the weights and watch the senses separate (or not).
 
 # ---- state ----------------------------------------------------------------------------------------------
 def model_in_link(model: resources.LoadedModel) -> str:
-    """The bundled model's name a link carries (an uploaded model cannot travel in one)."""
-    return ss.get(resources.BUNDLED_CHOICE_KEY) or "default"
+    """The named model a link carries: the model panel's choice (bundled or published), else the startup
+    model's name (an uploaded model cannot travel in a link)."""
+    return ss.get(resources.BUNDLED_CHOICE_KEY) or resources.startup_name() or "default"
 
 
 def current_view(num_layers: int, model: resources.LoadedModel) -> state.View:
@@ -56,7 +57,7 @@ def sync_url(num_layers: int, model: resources.LoadedModel) -> None:
     """Keep the view in the URL (a shared link reopens it) and remember it for when widgets are not shown."""
     view = current_view(num_layers, model)
     ss[state.VIEW] = view
-    params = state.view_to_query(view)
+    params = state.view_to_query(view, resources.startup_name() or "default")
     if params != {k: st.query_params[k] for k in st.query_params}:
         st.query_params.from_dict(params)
 
@@ -64,7 +65,7 @@ def sync_url(num_layers: int, model: resources.LoadedModel) -> None:
 def link_of(view: state.View) -> str:
     """The full link of ``view`` (the address the browser shows once the URL is synced)."""
     base = (st.context.url or "").split("?")[0]
-    return f"{base}?{urllib.parse.urlencode(state.view_to_query(view))}"
+    return f"{base}?{urllib.parse.urlencode(state.view_to_query(view, resources.startup_name() or 'default'))}"
 
 
 # ---- callbacks (run before the script, so they may set widget state) --------------------------------------
@@ -320,7 +321,7 @@ def share_row(model: resources.LoadedModel, num_layers: int, stacked: bool = Fal
         copy_button(link)
     with right:
         st.caption(" ".join(notes) or "The link holds this view: sentences, word, every control, the tab and the "
-                   "bundled model; it draws the same map in any browser.")
+                   "model's name; it draws the same map in any browser.")
 
 
 def copy_button(link: str) -> None:
