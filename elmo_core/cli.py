@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -193,39 +192,6 @@ def _positive(name: str, top: int):
     return parse
 
 
-def plan_batches(lengths: list[int], batch_size: int, max_tokens: int) -> list[list[tuple[int, int, int]]]:
-    """Group sentences into biLM calls whose padded size stays within ``max_tokens``.
-
-    Args:
-        lengths: tokens per sentence, in input order.
-        batch_size: at most this many pieces per call.
-        max_tokens: bound on (pieces in the call) x (longest piece's tokens). A sentence longer than this
-            is cut into consecutive windows of ``max_tokens`` tokens, each embedded on its own.
-    Returns:
-        calls, each a list of (sentence index, first token, end token) pieces, in input order; empty
-        sentences get one piece (i, 0, 0).
-    """
-    pieces = []
-    for i, n in enumerate(lengths):
-        if n == 0:
-            pieces.append((i, 0, 0))
-        for first in range(0, n, max_tokens):
-            pieces.append((i, first, min(n, first + max_tokens)))
-    calls: list[list[tuple[int, int, int]]] = []
-    current: list[tuple[int, int, int]] = []
-    longest = 0
-    for piece in pieces:
-        size = piece[2] - piece[1]
-        if current and (len(current) + 1 > batch_size or (len(current) + 1) * max(longest, size) > max_tokens):
-            calls.append(current)
-            current, longest = [], 0
-        current.append(piece)
-        longest = max(longest, size)
-    if current:
-        calls.append(current)
-    return calls
-
-
 STDIN = "-"
 
 
@@ -268,15 +234,6 @@ def read_sentences(src: Path | str) -> list[list[str]]:
     return [line_tokens(line) for line in split_lines(text)]
 
 
-def _new_file_mode(out: Path) -> int:
-    """The mode the output gets: an existing file's own, else what ``open`` would give (0666 less the umask)."""
-    if out.exists():
-        return out.stat().st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def _disk_full(exc: BaseException) -> bool:
     return getattr(exc, "errno", None) == 28 or "No space left on device" in str(exc)
 
@@ -314,62 +271,82 @@ def _ctrl_c_between_batches():
 
 
 def cmd_embed(args) -> int:
-    """One HDF5 dataset per input line (key = line index), like the old ``allennlp elmo`` command.
+    """One HDF5 dataset per input line (key = line index), like the old ``allennlp elmo`` command; under
+    torchrun, the lines are shared among the ranks (``elmo_core.embed_file``).
 
     The output appears only when complete: it is written to a temporary file next to it and renamed at
     the end; on an error or Ctrl-C that file is removed and an existing output stays as it was.
     """
-    import h5py
-    import numpy as np
     from tqdm import tqdm
+
+    from .embed_file import Ranks, embed_file, embed_file_sharded, plan_batches
 
     src = args.input_file if args.input_file == STDIN else Path(args.input_file)
     out = Path(args.output_file)
+    ranks = Ranks.from_environment()
+    if ranks.world > 1 and src == STDIN:
+        raise ValueError("under torchrun every rank reads the input itself: give a file, not '-'")
     _check_paths(src, out)
     sentences = read_sentences(src)
+    if ranks.world > 1 and args.device is None:
+        import torch
+
+        if torch.cuda.is_available():  # each rank its own GPU
+            args.device = f"cuda:{ranks.local_rank % torch.cuda.device_count()}"
     embedder = _load_embedder(args)
     calls = plan_batches([len(s) for s in sentences], args.batch_size, args.max_tokens)
     cut = sum(1 for s in sentences if len(s) > args.max_tokens)
-    if cut:
+    if cut and ranks.rank == 0:
         print(f"note: {cut} line(s) have more than {args.max_tokens} tokens (--max-tokens); they are embedded in "
               f"windows of {args.max_tokens} tokens, so vectors near a window's edge see less context",
               file=sys.stderr)
-    mode = _new_file_mode(out)
-    # A short name of our own, not one derived from the output's: any valid output name leaves room for it.
-    fd, tmp_name = tempfile.mkstemp(prefix=".elmo-", suffix=".partial", dir=out.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
     try:
-        with (_ctrl_c_between_batches() as interrupted,
-              h5py.File(tmp, "w") as f, tqdm(total=len(sentences), unit="sent", disable=args.quiet) as bar):
-            parts: dict[int, list[np.ndarray]] = {}
-            for call in calls:
-                if interrupted() is not None:
-                    raise interrupted()
-                arrays = embedder.embed_batch([sentences[i][a:b] for i, a, b in call], len(call))
-                for (i, a, b), layers in zip(call, arrays):
-                    parts.setdefault(i, []).append(layers)
-                    if b < len(sentences[i]):
-                        continue  # more windows of this line follow
-                    layers = np.concatenate(parts.pop(i), axis=1) if a > 0 else parts.pop(i)[0]
-                    if args.mode == "top":
-                        layers = layers[-1]
-                    elif args.mode == "average":
-                        layers = layers.mean(axis=0)
-                    f.create_dataset(str(i), data=layers.astype(np.float32))
-                    bar.update(1)
-            index = {" ".join(s): str(i) for i, s in enumerate(sentences)}  # a repeated line: its last key
-            f.create_dataset("sentence_to_index", data=json.dumps(index))
-        os.chmod(tmp, mode)
-        tmp.replace(out)  # only a complete file takes the output name
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and _disk_full(exc):
+        with _ctrl_c_between_batches() as interrupted:
+            if ranks.world > 1:
+                identity = {"input": _sha256_of_sentences(sentences), "model": _model_identity(args),
+                            "mode": args.mode, "batch_size": args.batch_size, "max_tokens": args.max_tokens}
+                wrote = embed_file_sharded(embedder.embed_batch, sentences, out, args.mode, calls, ranks, identity,
+                                           progress=None if args.quiet else _say, stop=interrupted)
+                if not wrote:
+                    return 0
+            else:
+                with tqdm(total=len(sentences), unit="sent", disable=args.quiet) as bar:
+                    embed_file(embedder.embed_batch, sentences, out, args.mode, calls, progress=bar.update,
+                               stop=interrupted)
+    except OSError as exc:
+        if _disk_full(exc):
             raise OSError(28, f"no space left on the device for {out} (nothing was written; an existing output "
                               "is unchanged)") from None
         raise
     print(f"wrote {len(sentences)} datasets ({args.mode}) to {out}", file=sys.stderr)
     return 0
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _sha256_of_sentences(sentences: list[list[str]]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for tokens in sentences:
+        digest.update(" ".join(tokens).encode("utf-8") + b"\n")
+    return digest.hexdigest()
+
+
+def _model_identity(args) -> dict:
+    """What names the model of this run, for the parts folder of a sharded run: the files with their sizes
+    and modification times, or the bundled/published name."""
+    def stat(path):
+        if not path:
+            return None
+        p = Path(path)
+        files = sorted(p.iterdir()) if p.is_dir() else [p]
+        return [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.is_file()]
+
+    return {"model": getattr(args, "model", None), "options": stat(args.options), "weights": stat(args.weights),
+            "checkpoint": stat(getattr(args, "checkpoint", None))}
 
 
 def cmd_train(args) -> int:

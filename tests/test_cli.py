@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from elmo_core import Embedder
-from elmo_core.cli import main, plan_batches
+from elmo_core.cli import main
+from elmo_core.embed_file import plan_batches
 
 ROOT = Path(__file__).parent.parent
 
