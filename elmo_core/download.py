@@ -48,10 +48,11 @@ class Policy:
 
     connect_timeout, read_timeout: seconds to open a connection / between two received bytes (``requests``'
     ``timeout=(connect, read)``). retries: attempts after the first. backoff: seconds before the first retry,
-    doubled for each next one (1, 2, 4 s: an unreachable server fails within about 4 x connect_timeout + 7 s).
+    doubled for each next one (1, 2, 4 s: an unreachable server fails within about 4 x connect_timeout + 7 s;
+    one that accepts connections but never answers after two read timeouts and 1 s, 41 s by default).
     """
     connect_timeout: float = 10.0
-    read_timeout: float = 30.0
+    read_timeout: float = 20.0
     retries: int = 3
     backoff: float = 1.0
 
@@ -134,6 +135,7 @@ def fetch(url: str, destination: str | Path, *, expected_size: int | None = None
     session = session or requests.Session()
     try:
         last: str = ""
+        silent = 0  # attempts in a row that got no answer at all
         unreachable = False  # the last attempt never connected: retried without a notice, so that an
         # offline machine gets the one final line rather than a line per attempt
         for attempt in range(policy.retries + 1):
@@ -143,6 +145,8 @@ def fetch(url: str, destination: str | Path, *, expected_size: int | None = None
                     notice(f"{last}; retrying in {wait:g} s (attempt {attempt + 1} of {policy.retries + 1})")
                 sleep(wait)
             unreachable = False
+            if not last.startswith("the server accepted the connection"):
+                silent = 0
             try:
                 _attempt(session, url, part, expected_size, policy, progress)
                 break
@@ -152,13 +156,28 @@ def fetch(url: str, destination: str | Path, *, expected_size: int | None = None
                 last = f"no connection within {policy.connect_timeout:g} s"
                 unreachable = True
             except requests.exceptions.ReadTimeout:
-                last = f"the server sent nothing for {policy.read_timeout:g} s"
+                # No answer at all (headers) within the read timeout; a stall within the body is a
+                # ConnectionError below. A server that twice accepts and never answers will not answer a
+                # third time: giving up here keeps such a failure near a minute rather than two.
+                silent += 1
+                last = f"the server accepted the connection but sent nothing for {policy.read_timeout:g} s"
+                if silent >= 2:
+                    raise DownloadError(f"{last}, twice", url) from None
+                continue
+            except (requests.exceptions.ProxyError, requests.exceptions.InvalidProxyURL) as exc:
+                proxy = _proxy_for(url)
+                raise DownloadError(f"the proxy {proxy} could not be used ({_reason(exc)}); check HTTPS_PROXY, "
+                                    "HTTP_PROXY and NO_PROXY", url) from None
             except requests.exceptions.SSLError as exc:
                 raise DownloadError(f"TLS failed ({_reason(exc)})", url) from None
             except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
                 last = _reason(exc)
                 unreachable = _never_connected(exc)
             except requests.exceptions.InvalidURL as exc:
+                proxy = _proxy_for(url)
+                if proxy and str(proxy) in str(exc):
+                    raise DownloadError(f"the proxy setting {proxy!r} is not a valid URL; check HTTPS_PROXY and "
+                                        "HTTP_PROXY", url) from None
                 raise DownloadError(f"not a valid URL ({exc})", url) from None
             except requests.exceptions.RequestException as exc:
                 raise DownloadError(f"the request failed ({_reason(exc)})", url) from None
@@ -177,6 +196,14 @@ def fetch(url: str, destination: str | Path, *, expected_size: int | None = None
     finally:
         if own_session:
             session.close()
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy the environment sets for ``url`` (``requests``' own reading of HTTPS_PROXY, NO_PROXY, ...)."""
+    import requests
+
+    proxies = requests.utils.get_environ_proxies(url)
+    return proxies.get(url.split(":", 1)[0].lower()) or proxies.get("all")
 
 
 def _never_connected(exc: BaseException) -> bool:
@@ -214,13 +241,18 @@ def _attempt(session, url: str, part: Path, expected_size: int | None, policy: P
     meta = _part_meta(part)
     headers = {"Accept-Encoding": "identity"}  # the length we check is the file's, not a compressed body's
     if offset:
-        headers["Range"] = f"bytes={offset}-"
         try:
-            validator = json.loads(meta.read_text()).get("validator")
+            record = json.loads(meta.read_text())
         except (OSError, ValueError):
-            validator = None
-        if validator:
-            headers["If-Range"] = validator
+            record = {}
+        if record.get("url") != url or not record.get("validator"):
+            # Without the server's validator for this very URL a resume could splice two versions of the
+            # file (another mirror, a file changed since): start over.
+            part.unlink()
+            offset = 0
+        else:
+            headers["Range"] = f"bytes={offset}-"
+            headers["If-Range"] = record["validator"]
     with session.get(url, headers=headers, stream=True, timeout=(policy.connect_timeout, policy.read_timeout),
                      allow_redirects=True) as response:
         status = response.status_code

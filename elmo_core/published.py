@@ -91,8 +91,8 @@ def published_model(name: str) -> PublishedModel:
     if key in PUBLISHED:
         return PUBLISHED[key]
     near = difflib.get_close_matches(key, PUBLISHED, n=1)
-    hint = f"; did you mean '{near[0]}'?" if near else ""
-    raise KeyError(f"no published ELMo model '{name}'{hint} The published models are {', '.join(PUBLISHED)}")
+    hint = f" (did you mean '{near[0]}'?)" if near else ""
+    raise KeyError(f"no published ELMo model '{name}'{hint}; the published models are {', '.join(PUBLISHED)}")
 
 
 def resolve_cache_dir(cache_dir: str | Path | None = None) -> Path:
@@ -145,6 +145,10 @@ def cache_entry(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
     folder = resolve_cache_dir(cache_dir) / model.name
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
+        part = folder / (WEIGHTS + ".part")
+        if part.is_file() and part.stat().st_size:
+            return CacheEntry(model, folder, "missing", f"{part.stat().st_size:,} bytes of {WEIGHTS} downloaded; "
+                                                        "the next download resumes them")
         return CacheEntry(model, folder, "missing")
     try:
         files = json.loads(manifest_path.read_text(encoding="utf-8"))["files"]
@@ -161,9 +165,21 @@ def cache_entry(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
     return CacheEntry(model, folder, "cached")
 
 
-def download_command(name: str) -> str:
-    """The command line that puts ``name`` into the cache."""
-    return f"python -m elmo_core download {published_model(name).name}"
+def download_command(name: str, cache_dir: str | Path | None = None, base_url: str | None = None) -> str:
+    """The command line that puts ``name`` into the cache this process uses: with ``--cache-dir`` and
+    ``--base-url`` when they are not the defaults (set here or by ``ELMO_CORE_CACHE`` / ``ELMO_CORE_BASE_URL``),
+    so that it fills the same cache when run from another shell."""
+    import platformdirs
+    import shlex
+
+    command = f"python -m elmo_core download {published_model(name).name}"
+    cache = resolve_cache_dir(cache_dir)
+    if cache != Path(platformdirs.user_cache_dir("elmo-core", appauthor=False)):
+        command += f" --cache-dir {shlex.quote(str(cache))}"
+    base = resolve_base_url(base_url)
+    if base != DEFAULT_BASE_URL:
+        command += f" --base-url {shlex.quote(base)}"
+    return command
 
 
 def cached_files(name: str, cache_dir: str | Path | None = None) -> tuple[Path, Path]:
@@ -285,9 +301,9 @@ def download(name: str, cache_dir: str | Path | None = None, base_url: str | Non
                     for path in (folder / file, folder / (file + ".part"), folder / (file + ".part.json")):
                         path.unlink(missing_ok=True)
                 elif (folder / file).exists():
-                    # A file without a manifest is an interrupted earlier run's: let fetch resume or
-                    # re-check it rather than trusting it.
-                    os.replace(folder / file, folder / (file + ".part"))
+                    # A whole file without a manifest is an interrupted earlier run's, possibly from another
+                    # mirror: fetched again (resuming it without the server's validator could splice versions).
+                    (folder / file).unlink()
             checks = {OPTIONS: _check_options, WEIGHTS: lambda part: check_elmo_files(folder / OPTIONS, part, WEIGHTS)}
             for file in (OPTIONS, WEIGHTS):
                 fetch(urls[file], folder / file, validate=checks[file],

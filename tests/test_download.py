@@ -44,20 +44,39 @@ def test_a_dropped_connection_resumes_with_a_range_request(tmp_path):
 
 
 def test_a_part_left_by_a_killed_process_is_resumed(tmp_path):
-    (tmp_path / "f.bin.part").write_bytes(BODY[:300_000])
+    import hashlib
+
     with Mirror({"f.bin": BODY}) as mirror:
+        (tmp_path / "f.bin.part").write_bytes(BODY[:300_000])
+        etag = '"' + hashlib.md5(BODY).hexdigest() + '"'  # what the first answer's ETag was
+        (tmp_path / "f.bin.part.json").write_text(json.dumps({"url": mirror.url + "f.bin", "validator": etag}))
         fetch(mirror.url + "f.bin", tmp_path / "f.bin", policy=FAST)
     assert (tmp_path / "f.bin").read_bytes() == BODY
     assert [r.headers.get("Range") for r in mirror.requests] == ["bytes=300000-"]
+    assert mirror.requests[0].headers["If-Range"] == etag
 
 
 def test_a_part_of_a_file_that_changed_on_the_server_starts_over(tmp_path):
-    (tmp_path / "f.bin.part").write_bytes(b"x" * 300_000)  # from an older version of the file
-    (tmp_path / "f.bin.part.json").write_text(json.dumps({"validator": '"old-etag"'}))
     with Mirror({"f.bin": BODY}) as mirror:
+        (tmp_path / "f.bin.part").write_bytes(b"x" * 300_000)  # from an older version of the file
+        (tmp_path / "f.bin.part.json").write_text(json.dumps({"url": mirror.url + "f.bin", "validator": '"old"'}))
         fetch(mirror.url + "f.bin", tmp_path / "f.bin", policy=FAST)
     assert (tmp_path / "f.bin").read_bytes() == BODY  # the server answered 200, so nothing of the old part stays
-    assert mirror.requests[0].headers["If-Range"] == '"old-etag"'
+    assert mirror.requests[0].headers["If-Range"] == '"old"'
+
+
+@pytest.mark.parametrize("record", [None, {"url": "http://127.0.0.1:1/other/f.bin", "validator": '"x"'},
+                                    {"url": "SAME", "validator": None}])
+def test_a_part_without_its_servers_validator_is_not_resumed(record, tmp_path):
+    """A part from another mirror, or with no ETag to guard the splice, could mix two versions: start over."""
+    with Mirror({"f.bin": BODY}) as mirror:
+        (tmp_path / "f.bin.part").write_bytes(b"x" * 300_000)
+        if record is not None:
+            record = {**record, "url": mirror.url + "f.bin" if record["url"] == "SAME" else record["url"]}
+            (tmp_path / "f.bin.part.json").write_text(json.dumps(record))
+        fetch(mirror.url + "f.bin", tmp_path / "f.bin", policy=FAST)
+    assert (tmp_path / "f.bin").read_bytes() == BODY
+    assert "Range" not in mirror.requests[0].headers
 
 
 def test_a_server_without_ranges_restarts_from_zero(tmp_path):
@@ -104,15 +123,35 @@ def test_a_500_every_time_gives_up_after_the_retries(tmp_path):
     assert not (tmp_path / "f.bin").exists()
 
 
-def test_a_server_that_never_answers_times_out(tmp_path):
+def test_a_server_that_never_answers_times_out_after_two_tries(tmp_path):
     start = time.monotonic()
     with Mirror({"f.bin": BODY}) as mirror:
         mirror.add_fault("f.bin", Fault("hang", times=None))
-        with pytest.raises(DownloadError, match="sent nothing for 0.5 s"):
-            fetch(mirror.url + "f.bin", tmp_path / "f.bin", policy=Policy(read_timeout=0.5, retries=1),
+        with pytest.raises(DownloadError, match=r"^the server accepted the connection but sent nothing for 0.5 s, "
+                                                r"twice$"):
+            fetch(mirror.url + "f.bin", tmp_path / "f.bin", policy=Policy(read_timeout=0.5, retries=3),
                   sleep=lambda s: None)
     assert time.monotonic() - start < 10
+    assert len(mirror.requests) == 2  # not four: a server silent twice will stay silent
     assert not (tmp_path / "f.bin").exists()
+
+
+def test_a_server_silent_once_then_answering_is_fine(tmp_path):
+    with Mirror({"f.bin": BODY}) as mirror:
+        mirror.add_fault("f.bin", Fault("hang", times=1))
+        fetch(mirror.url + "f.bin", tmp_path / "f.bin", policy=Policy(read_timeout=0.5), sleep=lambda s: None)
+    assert (tmp_path / "f.bin").read_bytes() == BODY
+
+
+def test_an_unreachable_proxy_is_named(tmp_path, monkeypatch):
+    with Mirror({}) as gone:
+        proxy = gone.url.rstrip("/")
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    with pytest.raises(DownloadError, match=rf"^the proxy {proxy}(/)? could not be used \(.*\); check HTTPS_PROXY, "
+                                            r"HTTP_PROXY and NO_PROXY$"):
+        fetch("http://elmo-mirror.invalid/f.bin", tmp_path / "f.bin", policy=FAST, sleep=pytest.fail)
 
 
 def test_a_refused_port_fails_fast_with_the_reason(tmp_path):

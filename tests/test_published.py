@@ -222,7 +222,8 @@ def test_the_command_downloads_through_a_dropped_connection(tmp_path):
     assert listing.returncode == 0
     rows = {line.split()[0]: line for line in listing.stdout.splitlines()[1:5]}
     assert rows["small"].endswith(f"yes: {tmp_path / 'small'}") and rows["medium"].endswith(" no")
-    assert "374.4 MB" in rows["original"] and "~54.4 MB" in rows["small"]
+    assert "374.4 MB" in rows["original"] and "~112.1 MB" in rows["medium"]
+    assert " 450.9 kB  yes" in rows["small"]  # a cached model: its real size
     verify = cli("download", "small", "--verify", "--cache-dir", str(tmp_path))
     assert verify.returncode == 0 and "small: ok" in verify.stdout
     (tmp_path / "small" / "options.json").write_text(OPTIONS.read_text().replace('"relu"', '"tanh"'))
@@ -287,3 +288,55 @@ def test_embed_takes_a_cached_published_model(tmp_path):
     assert run.returncode == 2 and "python -m elmo_core download medium" in run.stderr
     assert not (tmp_path / "o2.hdf5").exists()
     json.loads(json.dumps(run.stderr))  # one plain line, nothing else
+
+
+def test_the_download_command_names_a_cache_and_mirror_that_are_not_the_defaults(tmp_path, monkeypatch):
+    monkeypatch.delenv("ELMO_CORE_CACHE", raising=False)
+    monkeypatch.delenv("ELMO_CORE_BASE_URL", raising=False)
+    assert store.download_command("Small") == "python -m elmo_core download small"
+    monkeypatch.setenv("ELMO_CORE_CACHE", str(tmp_path / "my cache"))
+    monkeypatch.setenv("ELMO_CORE_BASE_URL", "http://127.0.0.1:8765")
+    assert store.download_command("small") == (f"python -m elmo_core download small --cache-dir '{tmp_path}/my cache'"
+                                               " --base-url http://127.0.0.1:8765/")
+
+
+def test_files_left_without_a_manifest_are_fetched_again_from_the_mirror_now_used(tmp_path):
+    """An interrupted run left a whole options.json from mirror A; mirror B serves other options: B's are kept,
+    never a splice of the two."""
+    other = OPTIONS.read_text().replace('"relu"', '"tanh"').encode()
+    with Mirror(layout("small", options=other)) as a:
+        a.add_fault(weights_path("small"), Fault("drop", times=None, after=200_000))
+        with pytest.raises(DownloadError):
+            store.download("small", tmp_path, a.url, policy=Policy(retries=0))
+    entry = store.cache_entry("small", tmp_path)
+    assert entry.state == "missing" and (entry.folder / "options.json").read_bytes() == other
+    assert entry.detail.endswith("bytes of weights.hdf5 downloaded; the next download resumes them")
+    listing = cli("download", "--list", "small", "--cache-dir", str(tmp_path))
+    assert "downloaded; the next download resumes them" in listing.stdout and "medium" not in listing.stdout
+    with Mirror(layout("small")) as b:
+        entry = store.download("small", tmp_path, b.url, policy=QUICK)
+    assert entry.options.read_bytes() == OPTIONS.read_bytes() and entry.weights.read_bytes() == WEIGHTS.read_bytes()
+    assert "Range" not in [r for r in b.requests if r.path == weights_path("small")][0].headers  # another server
+
+
+def test_an_unwritable_cache_is_one_line_without_network_advice(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    run = cli("download", "small", "--cache-dir", str(tmp_path / "file"), "--base-url", "http://127.0.0.1:9/")
+    assert run.returncode == 1
+    assert run.stderr.strip() == (f"error: could not download small: cannot write to the cache folder "
+                                  f"{tmp_path / 'file' / 'small'} (Not a directory); choose a writable one with "
+                                  "--cache-dir or ELMO_CORE_CACHE")
+
+
+def test_ctrl_c_keeps_what_arrived_and_says_so(tmp_path, monkeypatch, capsys):
+    from elmo_core.cli import main
+
+    def interrupted(name, cache_dir, *args, **kwargs):
+        folder = store.resolve_cache_dir(cache_dir) / name
+        folder.mkdir(parents=True)
+        (folder / "weights.hdf5.part").write_bytes(b"x" * 1234)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(store, "download", interrupted)
+    assert main(["download", "small", "--cache-dir", str(tmp_path)]) == 130
+    assert capsys.readouterr().err.strip() == ("interrupted: small is not in the cache; the 1,234 bytes received are "
+                                               "kept and the next download resumes them")
