@@ -16,7 +16,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from app import explore as ex
-from app.safe import plot
+from app.safe import hide_paths, plot
 from app.state import W_RANGE, W_STEP, set_layer_weights
 from elmo_core import probes
 from elmo_core.probes import ProbeReport, Progress, TaskResult
@@ -79,15 +79,22 @@ def results_path() -> Path:
     return Path(os.environ.get("ELMO_EXPLORER_PROBES", DEFAULT_RESULTS))
 
 
-def load_precomputed(path: str | Path | None = None) -> tuple[ProbeReport | None, str]:
-    """(report, "") or (None, why): a missing file is not an error, a broken one is reported."""
+def load_precomputed(path: str | Path | None = None, show_paths: bool = True) -> tuple[ProbeReport | None, str]:
+    """(report, "") or (None, why): a missing file is not an error, a broken one is reported.
+
+    Args:
+        show_paths: whether ``why`` may name the file's folder on the server (for a visitor: only where the
+            operator allows server paths); without, the file is named by its name alone.
+    """
     path = Path(path) if path else results_path()
     if not path.is_file():
-        return None, f"No precomputed probe results at {path}."
+        return None, f"No precomputed probe results at {path}." if show_paths else \
+            f"No precomputed probe results ({path.name}) on this server."
     try:
         return probes.load_report(path), ""
     except (ValueError, OSError) as err:  # json.JSONDecodeError is a ValueError
-        return None, f"Could not read the precomputed probe results ({err})."
+        why = str(err) if show_paths else hide_paths(str(err).replace(str(path), path.name))
+        return None, f"Could not read the precomputed probe results ({why})."
 
 
 def matching_report(report: ProbeReport | None, fingerprint: str, model_key: str) -> tuple[ProbeReport | None, str]:
@@ -104,9 +111,11 @@ def matching_report(report: ProbeReport | None, fingerprint: str, model_key: str
     return None, ""
 
 
-def data_problems(wordnet_dir=None, brown_dir=None) -> list[str]:
-    """What is missing for computing the probes here (empty list: all there)."""
-    return probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
+def data_problems(wordnet_dir=None, brown_dir=None, show_paths: bool = True) -> list[str]:
+    """What is missing for computing the probes here (empty list: all there); without ``show_paths`` the folders
+    searched on the server are left out (``app.safe.hide_paths``), the commands that fix it stay."""
+    problems = probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
+    return problems if show_paths else [hide_paths(p) for p in problems]
 
 
 def compute_report(embedder, size: str = "quick", progress: Progress | None = None,

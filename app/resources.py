@@ -26,7 +26,11 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
                                                     (``elmo_core.published``)
     ELMO_EXPLORER_UMAP_WARMUP=0                     do not compile UMAP in the background (tests)
     ELMO_EXPLORER_CACHE_MB                          activation cache size, all sessions (default 256 MB)
-    ELMO_EXPLORER_MODEL_MB                          memory for user-loaded models, all sessions (default 1024 MB)
+    ELMO_EXPLORER_MODEL_MB                          memory for user-loaded models, all sessions (default 1024 MB;
+                                                    reserved before a load: ``app.memory.ModelRegistry``)
+    ELMO_EXPLORER_WORK_MB                           working memory of the biLM calls, all sessions (default 1024 MB;
+                                                    a user's model whose page call needs more is refused:
+                                                    ``app.memory.WorkingMemory``)
     ELMO_EXPLORER_MODEL_IDLE_MIN                    a loaded model idle this long may make room for others (20)
     ELMO_EXPLORER_MAX_PARAMETERS                    largest model a user may load (default 200M parameters)
     ELMO_EXPLORER_WEIGHTS_UPLOAD_MB                 largest weights upload (default 1024 MB)
@@ -34,11 +38,9 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +49,9 @@ import streamlit as st
 
 from app.downloads import Downloads, DownloadState
 from app.explore import ActivationCache, ParsedInput, TokenTable, UmapWarmUp, parse_input
-from app.safe import md
+from app.memory import (MB, BoundedEmbedder, ModelBudgetError, ModelRegistry, WorkingMemory,  # noqa: F401 (re-exported)
+                        config_model_bytes, model_bytes)
+from app.safe import hide_paths, md
 from app.type_vectors import TypeVectors, TypeVectorStore
 from elmo_core.embedder import Progress
 from elmo_core.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
@@ -90,11 +94,6 @@ class LoadedModel:
         return self.name or self.embedder.name
 
 
-def model_bytes(module) -> int:
-    """Bytes held by a torch module's parameters and buffers (a BiLM: its weights in memory)."""
-    return sum(t.numel() * t.element_size() for t in list(module.parameters()) + list(module.buffers()))
-
-
 def _session_id() -> str:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
     ctx = get_script_run_ctx()
@@ -108,127 +107,6 @@ def _session_is_active(session_id: str) -> bool:
         return Runtime.instance().is_active_session(session_id)
     except Exception:
         return True
-
-
-class ModelBudgetError(ValueError):
-    """No room for another user-loaded model right now (the message says why and what to do)."""
-
-
-@dataclass
-class _Slot:
-    model: LoadedModel
-    nbytes: int
-    owners: dict  # session id -> (shown name, source) of that session's load
-    last_used: dict  # session id -> time.monotonic() of that session's last run with the model
-
-
-class ModelRegistry:
-    """User-loaded models, each owned by the sessions that loaded it, bounded by bytes across sessions.
-
-    A session holds at most one user model; loading another releases its previous one. Two sessions that
-    upload the same bytes share one copy in memory, and each sees its own file name. When a new model
-    does not fit in ``max_bytes``, models whose owners are all gone or idle for ``idle_seconds`` are
-    unloaded (least recently used first) and their owners are told on their next run; a model in use is
-    never evicted: the new load is refused instead, with the figures.
-    """
-
-    def __init__(self, max_bytes: int, idle_seconds: float = 20 * 60, clock=None, is_active=None):
-        self.max_bytes = max_bytes
-        self.idle_seconds = idle_seconds
-        self._clock = clock or __import__("time").monotonic
-        self._is_active = is_active or _session_is_active
-        self._slots: dict[str, _Slot] = {}
-        self._by_session: dict[str, str] = {}
-        self._notices: dict[str, str] = {}
-        self._lock = threading.Lock()
-
-    @property
-    def used_bytes(self) -> int:
-        return sum(slot.nbytes for slot in self._slots.values())
-
-    def for_session(self, session: str) -> tuple[LoadedModel | None, str]:
-        """This session's model (with this session's name), or None and, once, why it went."""
-        with self._lock:
-            key = self._by_session.get(session)
-            slot = self._slots.get(key) if key else None
-            if slot is None:
-                self._by_session.pop(session, None)
-                return None, self._notices.pop(session, "")
-            slot.last_used[session] = self._clock()
-            name, source = slot.owners[session]
-            return dataclasses.replace(slot.model, name=name, source=source), ""
-
-    def holds(self, session: str) -> bool:
-        """Whether ``session`` holds a model now (unlike ``for_session``, this leaves its notice to be told)."""
-        with self._lock:
-            return self._by_session.get(session) in self._slots
-
-    def release(self, session: str) -> None:
-        with self._lock:
-            self._release(session)
-
-    def _release(self, session: str) -> None:
-        key = self._by_session.pop(session, None)
-        slot = self._slots.get(key) if key else None
-        if slot is not None:
-            slot.owners.pop(session, None)
-            slot.last_used.pop(session, None)
-            if not slot.owners:
-                del self._slots[key]
-
-    def _evictable(self, slot: _Slot, now: float) -> bool:
-        return all(not self._is_active(s) or now - slot.last_used.get(s, 0.0) > self.idle_seconds for s in slot.owners)
-
-    def make_room(self, session: str, nbytes: int) -> None:
-        """Free memory for a model of ``nbytes`` that ``session`` is about to load (before loading it).
-
-        Raises:
-            ModelBudgetError: the model alone is over the budget, or the models in use leave no room.
-        """
-        mb = 2**20
-        if nbytes > self.max_bytes:
-            raise ModelBudgetError(f"this model needs {nbytes / mb:,.0f} MB, more than this server allows for a "
-                                   f"loaded model ({self.max_bytes / mb:,.0f} MB, ELMO_EXPLORER_MODEL_MB)")
-        with self._lock:
-            own = self._slots.get(self._by_session.get(session, ""))
-            mine = own.nbytes if own is not None and set(own.owners) == {session} else 0  # replaced by the new one
-            now = self._clock()
-            used = self.used_bytes - mine
-            for key, slot in sorted(self._slots.items(), key=lambda kv: max(kv[1].last_used.values(), default=0.0)):
-                if used + nbytes <= self.max_bytes:
-                    break
-                if slot is own or not self._evictable(slot, now):
-                    continue
-                for owner, (name, _) in slot.owners.items():
-                    self._notices[owner] = (f"Your model “{name}” was unloaded to make room for another user's "
-                                            f"model (you had not used it for {self.idle_seconds / 60:.0f} minutes); "
-                                            "back to the startup model. Load it again to use it.")
-                    self._by_session.pop(owner, None)
-                del self._slots[key]
-                used -= slot.nbytes
-            if used + nbytes > self.max_bytes:
-                raise ModelBudgetError(
-                    f"the server's memory for loaded models is in use by other sessions ({used / mb:,.0f} of "
-                    f"{self.max_bytes / mb:,.0f} MB; this model needs {nbytes / mb:,.0f} MB). Try again later, "
-                    "or use a smaller model.")
-
-    def claim(self, session: str, model: LoadedModel, name: str, source: str) -> LoadedModel:
-        """Make ``model`` (already loaded, or known by its key) this session's model, shown as ``name``."""
-        with self._lock:
-            if self._by_session.get(session) != model.key:
-                self._release(session)
-            slot = self._slots.get(model.key)
-            if slot is None:
-                slot = self._slots[model.key] = _Slot(model, model_bytes(model.embedder.bilm), {}, {})
-            slot.owners[session] = (name, source)
-            slot.last_used[session] = self._clock()
-            self._by_session[session] = model.key
-            return dataclasses.replace(slot.model, name=name, source=source)
-
-    def claim_known(self, session: str, key: str, name: str, source: str) -> LoadedModel | None:
-        with self._lock:
-            slot = self._slots.get(key)
-        return None if slot is None else self.claim(session, slot.model, name, source)
 
 
 @st.cache_resource(show_spinner="Loading the biLM…")
@@ -310,8 +188,34 @@ def env_int(name: str, default: int) -> int:
 
 @st.cache_resource
 def model_registry() -> ModelRegistry:
-    return ModelRegistry(max_bytes=env_int("ELMO_EXPLORER_MODEL_MB", 1024) * 2**20,
-                         idle_seconds=env_int("ELMO_EXPLORER_MODEL_IDLE_MIN", 20) * 60)
+    """The server's memory for user-loaded models (``ELMO_EXPLORER_MODEL_MB``), one per server process."""
+    return ModelRegistry(max_bytes=env_int("ELMO_EXPLORER_MODEL_MB", 1024) * MB,
+                         idle_seconds=env_int("ELMO_EXPLORER_MODEL_IDLE_MIN", 20) * 60, is_active=_session_is_active)
+
+
+@st.cache_resource
+def working_memory() -> WorkingMemory:
+    """The working memory of every biLM call of the server (``ELMO_EXPLORER_WORK_MB``), one per server process."""
+    return WorkingMemory(env_int("ELMO_EXPLORER_WORK_MB", 1024) * MB)
+
+
+def bounded_embedder(model: LoadedModel) -> BoundedEmbedder:
+    """``model``'s embedder with its calls bounded by the server's working memory, for code that batches on its own
+    (the probes of the Layer probes page)."""
+    return BoundedEmbedder(model.embedder, working_memory())
+
+
+def check_model_limits(config) -> int:
+    """Refuse a model a user asked for when it is over this server's limits on parameters
+    (``ELMO_EXPLORER_MAX_PARAMETERS``) or working memory (``ELMO_EXPLORER_WORK_MB``), before anything is read or
+    reserved (a refused model evicts nobody). Returns the bytes to reserve for it (``config_model_bytes``).
+
+    Raises: ValueError, one line for the user."""
+    config.check_budget(max_parameters())
+    problem = working_memory().work_problem(config)
+    if problem:
+        raise ValueError(problem)
+    return config_model_bytes(config)
 
 
 def _digest(data: str | bytes) -> str:
@@ -338,9 +242,12 @@ def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name
                         session: str | None = None, options_name: str = "options.json") -> LoadedModel:
     """Load a user's model from uploaded bytes: published ELMo (options.json + .hdf5) or ours
     (options.json + .safetensors), as this session's model. Nothing is written to disk: the bytes are
-    read in memory and dropped after the load (or the failure). Raises ValueError on a bad file or when
-    there is no room (``ModelBudgetError``), naming the user's files (``weights_name``, ``options_name``); the
-    caller keeps the previous model."""
+    read in memory and dropped after the load (or the failure). Its options are checked against this server's
+    limits (``check_model_limits``) and its bytes reserved (``ModelRegistry.load``) before the weights are read.
+
+    Raises: ValueError, one line for the user: a bad file (the message starts with the file it is about,
+    ``options_name`` or ``weights_name``), a model over a limit, no room right now (``ModelBudgetError``); the caller
+    keeps the previous model."""
     from elmo_core import Embedder
     from elmo_core.config import BiLMConfig
     from elmo_core.weights import load_bilm_from_bytes
@@ -353,26 +260,27 @@ def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name
     known = registry.claim_known(session, key, weights_name, source)
     if known is not None:
         return known
+    # a bad options file's message starts with the user's file name; a limit's says which limit
+    nbytes = check_model_limits(BiLMConfig.from_json_bytes(options_bytes, options_name))
     fmt = "safetensors" if weights_name.lower().endswith(".safetensors") else "hdf5"
-    try:
-        import json
-        estimate = BiLMConfig.from_dict(json.loads(options_bytes.decode("utf-8"))).num_parameters() * 4
-    except Exception:
-        estimate = 0  # the load below says what is wrong with the options
-    registry.make_room(session, estimate)
-    try:
-        bilm = load_bilm_from_bytes(options_bytes, weights_bytes, fmt, weights_name, max_parameters())
-    except (ValueError, FileNotFoundError) as err:
-        read_as = "" if options_name == "options.json" else " read as options.json"
-        raise ValueError(f"{weights_name} (with {options_name}{read_as}): {err}") from None
-    embedder = Embedder(bilm, device=_device(), name=weights_name)
-    return registry.claim(session, LoadedModel(key, embedder, source), weights_name, source)
+
+    def build() -> LoadedModel:
+        try:
+            bilm = load_bilm_from_bytes(options_bytes, weights_bytes, fmt, weights_name, max_parameters())
+        except (ValueError, FileNotFoundError) as err:
+            read_as = "" if options_name == "options.json" else " read as options.json"
+            why = str(err).removeprefix(f"{weights_name}: ")  # the library names the file too: once is enough
+            raise ValueError(f"{weights_name} (with {options_name}{read_as}): {why}") from None
+        return LoadedModel(key, Embedder(bilm, device=_device(), name=weights_name), source)
+    return registry.load(session, key, nbytes, build, weights_name, source)
 
 
 def load_server_model(options_path: str, weights_path: str, session: str | None = None) -> LoadedModel:
-    """Load from paths on the server; only call when ``allow_server_paths()``."""
+    """Load from paths on the server; only call when ``allow_server_paths()``. Checked and reserved as an upload
+    (``check_model_limits``, ``ModelRegistry.load``) before the weights are read."""
     from elmo_core import Embedder
-    from elmo_core.weights import load_bilm_from_elmo_files, load_checkpoint
+    from elmo_core.config import BiLMConfig
+    from elmo_core.weights import CHECKPOINT_OPTIONS, load_bilm_from_elmo_files, load_checkpoint
     if not allow_server_paths():
         raise PermissionError("reading weights from server paths is disabled")
     session = session or _session_id()
@@ -383,14 +291,16 @@ def load_server_model(options_path: str, weights_path: str, session: str | None 
     known = registry.claim_known(session, key, name, source)
     if known is not None:
         return known
+    folder = None
     if weights_path.endswith(".safetensors") or Path(weights_path).is_dir():
         folder = Path(weights_path) if Path(weights_path).is_dir() else Path(weights_path).parent
-        bilm = load_checkpoint(folder, max_parameters())
-    else:
-        bilm = load_bilm_from_elmo_files(options_path, weights_path, max_parameters())
-    registry.make_room(session, model_bytes(bilm))
-    embedder = Embedder(bilm, device=_device(), name=name)
-    return registry.claim(session, LoadedModel(key, embedder, source), name, source)
+    nbytes = check_model_limits(BiLMConfig.from_options_json(folder / CHECKPOINT_OPTIONS if folder else options_path))
+
+    def build() -> LoadedModel:
+        bilm = (load_checkpoint(folder, max_parameters()) if folder is not None
+                else load_bilm_from_elmo_files(options_path, weights_path, max_parameters()))
+        return LoadedModel(key, Embedder(bilm, device=_device(), name=name), source)
+    return registry.load(session, key, nbytes, build, name, source)
 
 
 def release_model(session: str | None = None) -> None:
@@ -399,8 +309,6 @@ def release_model(session: str | None = None) -> None:
 
 
 BUNDLED_CHOICE_KEY = "bundled_model"  # session-state key of the model panel's named model (bundled or published)
-_load_locks: dict[str, threading.Lock] = {}  # one load at a time per published model: one copy in memory
-_load_locks_guard = threading.Lock()
 
 
 @st.cache_resource(show_spinner="Loading the biLM…")
@@ -477,7 +385,7 @@ def published_caption(name: str) -> str:
 def published_over_limits(name: str) -> str:
     """Why this server cannot load the published model ``name`` for a session (its parameters over
     ``ELMO_EXPLORER_MAX_PARAMETERS``, its float32 weights over ``ELMO_EXPLORER_MODEL_MB``), or "" when it fits
-    (other sessions' models may still leave no room at load time: ``ModelRegistry.make_room`` says so then)."""
+    (other sessions' models may still leave no room at load time: ``ModelRegistry.reserve`` says so then)."""
     from elmo_core.published import published_model
     m = published_model(name)
     if m.parameters > max_parameters():
@@ -506,8 +414,9 @@ def _load_published(name: str, max_params: int | None) -> LoadedModel:
 
 def load_published_model(name: str, session: str | None = None) -> LoadedModel:
     """A cached published model as this session's model: one copy in memory for every session that picks it,
-    counted in the registry's memory for loaded models like an upload (``ELMO_EXPLORER_MODEL_MB``; refused
-    over ``ELMO_EXPLORER_MAX_PARAMETERS``). The startup model when it is that model.
+    counted in the registry's memory for loaded models like an upload and reserved before it is read
+    (``ELMO_EXPLORER_MODEL_MB``; refused over ``ELMO_EXPLORER_MAX_PARAMETERS`` or ``ELMO_EXPLORER_WORK_MB``:
+    ``check_model_limits``). The startup model when it is that model.
 
     Raises: KeyError (unknown name), FileNotFoundError (not cached), ValueError (damaged, over a limit:
     ``ModelBudgetError`` is one; the message says which and what to do)."""
@@ -521,18 +430,13 @@ def load_published_model(name: str, session: str | None = None) -> LoadedModel:
     session = session or _session_id()
     registry = model_registry()
     source = published_source(model.name)
-    with _load_locks_guard:
-        lock = _load_locks.setdefault(key, threading.Lock())
-    with lock:  # a second session picking it meanwhile waits, then shares the copy
-        known = registry.claim_known(session, key, model.name, source)
-        if known is not None:
-            return known
-        options, _ = cached_files(model.name)
-        config = BiLMConfig.from_options_json(options)
-        config.check_budget(max_parameters())  # before making room: a refused model evicts nobody
-        registry.make_room(session, config.num_parameters() * 4)
-        loaded = _load_published(model.name, max_parameters())
-        return registry.claim(session, loaded, model.name, source)
+    known = registry.claim_known(session, key, model.name, source)
+    if known is not None:
+        return known
+    options, _ = cached_files(model.name)
+    nbytes = check_model_limits(BiLMConfig.from_options_json(options))
+    return registry.load(session, key, nbytes, lambda: _load_published(model.name, max_parameters()), model.name,
+                         source)
 
 
 def named_model(name: str, session: str | None = None) -> LoadedModel:
@@ -678,10 +582,13 @@ def session_budget_bytes() -> int:
 
 def embed(model: LoadedModel, token_lists, progress: Progress | None = None,
           progress_from: int = 1) -> tuple[list[np.ndarray], int]:
-    """Activations (L + 1, n_i, D) per sentence from the shared cache; only new sentences run the biLM
+    """Activations (L + 1, n_i, D) per sentence from the shared cache; only new sentences run the biLM, a chunk of
+    ``memory.CALL_SENTENCES`` at a time, each call within the server's working memory (``WorkingMemory``)
     (``progress`` reports on those, when there are at least ``progress_from``: ``ActivationCache.get_many``)."""
-    return activation_cache().get_many(model.key, model.embedder.embed_batch, token_lists, progress=progress,
-                                       progress_from=progress_from)
+    from app.memory import CALL_SENTENCES
+    memory = working_memory()
+    return activation_cache().get_many(model.key, lambda chunk: memory.embed_batch(model.embedder, chunk), token_lists,
+                                       chunk_size=CALL_SENTENCES, progress=progress, progress_from=progress_from)
 
 
 # ---- UMAP warm-up ---------------------------------------------------------------------------------------
@@ -752,6 +659,7 @@ def reference_table(model: LoadedModel, word: str, inflections: bool,
     """
     corpus, why = reference_corpus()
     if corpus is None:
+        why = why if allow_server_paths() else hide_paths(why)  # a visitor is not shown the server's folders
         return None, 0, (f"No reference corpus ({md(why)}): reference neighbours are skipped (set "
                          "ELMO_EXPLORER_REFERENCE to a folder made by scripts/build_reference_corpus.py).")
     tokens, total = reference_for_word(word, inflections)
@@ -791,4 +699,5 @@ def type_vectors(model: LoadedModel) -> TypeVectors | None:
     # keyed by the corpus too: a server (or a test) pointed at another corpus gets that corpus's vocabulary
     index = reference_path() / INDEX_FILE
     key = f"{model.key}|{index}|{index.stat().st_mtime}|{len(words)}"
-    return _type_vector_store().get(key, words, model.embedder.type_vectors)
+    memory = working_memory()
+    return _type_vector_store().get(key, words, lambda chunk: memory.type_vectors(model.embedder, chunk))

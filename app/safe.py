@@ -7,6 +7,8 @@ labels, ``st.table`` cells), and through ``plot`` before it reaches plotly text 
 names in the legend, tick labels, hover text, titles). Plain-text places (dataframes, ``st.text``,
 selectbox options, ``st.code``) need neither. A message that quotes a user's word or label puts it through
 ``visible`` first, so an invisible character in it (a zero-width space) shows as its escape instead of vanishing.
+A message of the library that names the server's folders goes through ``hide_paths`` before a visitor sees it,
+unless the operator allows server paths (``ELMO_EXPLORER_ALLOW_SERVER_PATHS=1``).
 """
 from __future__ import annotations
 
@@ -59,6 +61,19 @@ def visible(text: object) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+# An absolute path at the start of a word: "/home/x/data", "~/data", "C:\data" (up to a space, comma, semicolon,
+# closing bracket or quote: the separators of the library's "looked in A, B, C" lists).
+_SERVER_PATH = re.compile(r"""(?:(?<=^)|(?<=[\s('"=]))(?:~?/|[A-Za-z]:\\)[^\s,;)'"]*""")
+_LOOKED_IN = re.compile(r"\s*\(looked in [^)]*\)")
+
+
+def hide_paths(text: object) -> str:
+    """A message of the library for a visitor who may not see the server's folders: the "(looked in ...)" list of a
+    missing dataset's message becomes " on this server", and any other absolute path "…". Relative paths (the
+    project's own ``data/probes/``) and commands stay. Plain text: ``md`` or ``md_with_code`` it for markdown."""
+    return _SERVER_PATH.sub("…", _LOOKED_IN.sub(" on this server", str(text)))
 
 
 def plot(text: object) -> str:

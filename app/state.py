@@ -27,7 +27,7 @@ from app.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
 from app.frame import Controls
 from app.safe import md, visible
 from elmo_core.paths import BUNDLED_MODELS
-from elmo_core.text import clean_line
+from elmo_core.text import clean_line, split_lines
 
 PREFIX = "explorer_"
 
@@ -255,6 +255,8 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
                          f"{', '.join(examples)}. Load one with the buttons below.")
         example = None
         text = get.get("s", "")
+        if "\r" in text:  # \r\n and \r are line breaks too (elmo_core.text): the box shows the lines the page reads
+            text = "\n".join(split_lines(text))
         if len(text) > ex.MAX_TEXT_CHARS:
             notes.append(f"The link's sentences are longer than {ex.MAX_TEXT_CHARS:,} characters; the rest is cut.")
             text = text[:ex.MAX_TEXT_CHARS]
@@ -316,9 +318,11 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     known = {"ex", "s", "word", "w", "g", "ln", "proj", "infl", "ctx", "case", "q", "k", "same", "color", "tab",
              "model", "present", "show", "clusters", "compare"}
     unknown = sorted(set(get) - known)
-    if unknown:
-        notes.append(f"The link has parameters this explorer does not know ({', '.join(_quote(u, 20) for u in unknown[:5])}); "
-                     "ignored.")
+    if unknown:  # named (five at most, quoted: a name is user text), so a mistyped one can be found
+        named = ", ".join(_quote(u, 20) for u in unknown[:5])
+        if len(unknown) > 5:
+            named += f" and {len(unknown) - 5} more"
+        notes.append(f"The link has parameters this explorer does not know ({named}); ignored.")
     return view, notes
 
 

@@ -337,7 +337,18 @@ def umap_status(warming: bool) -> None:
     status()
 
 
+@st.fragment(run_every=3600)
+def rerun_after_reconnect() -> None:
+    """Draws nothing; it is here for its auto-rerun. Behind a balancer (deploy/), a tab whose replica went away
+    reconnects to another replica, which does not hold its session. Streamlit's frontend asks for a full run
+    after a reconnect only when the page has an auto-rerunning fragment (or its last run was a fragment run);
+    without one the new session never runs the page and drops every slider move (a rerun of a fragment it does
+    not know) until another widget reruns the whole page. With it, every reconnect reruns the page, which
+    rebuilds the view from the URL (tests/test_replicas.py). Once an hour it reruns this empty body."""
+
+
 start_from_link()
+rerun_after_reconnect()
 st.html(PRESENT_CSS if st.session_state.get(state.PRESENT) else NORMAL_CSS)
 timing_slot = model_panel()
 navigation.run()

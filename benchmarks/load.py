@@ -1,56 +1,128 @@
-"""Load test of the explorer's server memory: a real ``streamlit run`` server on loopback and N concurrent
-websocket sessions (Streamlit's own protocol, as a browser tab speaks it) that work through M sentence sets;
-prints the server process's RSS every few sets, its peak and its final value.
+"""Load test of the explorer: N sessions at once, each speaking Streamlit's websocket protocol as a browser tab
+does, that open a link, type sentence sets and move a layer-weight slider; prints each action's median and p95
+latency and the servers' memory.
 
-    python benchmarks/load.py                      # 8 sessions, 100 sets of 60 sentences, default model
-    python benchmarks/load.py --sessions 8 --sets 100 --sentences 60 --seconds 600
+    python benchmarks/load.py                                  # its own server on 127.0.0.1, 8 sessions
+    python benchmarks/load.py --sessions 30 --replicas 2       # its own 2 replicas behind HAProxy (deploy/)
+    python benchmarks/load.py --url http://127.0.0.1:8501 --pid 1234   # any running server or balancer
 
-Loopback only (127.0.0.1, a free port), nothing downloaded. Bounded in count (--sets, --sessions <= 32)
-and time (--seconds: sessions stop taking new sets after it; the server is stopped at the end in any case).
-Each session types one set after another into its text box (the app suggests the word), as one user who
-keeps pasting new sentences; the sets are drawn from the first 3,000 sentences of the reference corpus (assets/reference/) around frequent words
-(seeded, so runs are comparable). Extra environment for the server (e.g. ELMO_EXPLORER_SESSION_MB) is passed
-through.
+First one warm-up visit per replica (``--cold``: none), as the teacher who tried the link before the class: the
+sessions then meet servers that have loaded the model and the libraries. Then all sessions at once. A session:
+GET the page (as a browser does first; through a balancer this sets its sticky cookie, which the websocket then
+sends), open the websocket, run the page with the link's query (``--open``, default the bank example), then take
+sentence sets from a shared queue until none are left (or ``--seconds`` passed): type one into the text box, then
+move the top layer's slider ``--moves`` times. Three timings: open (GET to the first run finished), new set,
+slider move (each: the request sent to the run finished). A slider inside a fragment is moved as the browser
+moves it, as a rerun of that fragment only. What a tab does not do here: load the page's JavaScript and draw.
+
+Every action is checked against what the page shows, read from the page's own messages: no exception or error
+box; the word in the page's URL (which the app keeps in sync with the view) occurs in the page's text box; the
+map (the plotly chart with the map's widget key) has exactly as many points as that word has occurrences in that
+text (counted with elmo_core's tokenizer and word forms, as the page's options in its URL ask); after a slider
+move the URL holds the new weights and the map's points moved.
+
+Memory: the RSS of the servers it started (or those given with ``--pid``), sampled every 0.5 s (peak of their
+sum) and their own peaks (VmHWM); and the CPU time they used, as cores busy on average. Loopback only unless
+``--url`` says otherwise; nothing downloaded. The sets are drawn from the first 3,000 sentences of the reference
+corpus (assets/reference/) around frequent words, seeded, so runs are comparable. The servers get
+ELMO_EXPLORER_DEVICE=cpu and ELMO_EXPLORER_UMAP_WARMUP=0 unless the environment sets them (the rest of the
+environment is passed through). It reports its own CPU too: it shares the machine with the servers it measures.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import collections
+import json
 import os
 import random
 import re
-import signal
-import socket
-import subprocess
+import shutil
+import statistics
 import sys
+import threading
 import time
+import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+MAP_KEY = "explorer_map_chart"  # app.state.MAP_CHART (not imported: the benchmark reads the page, not the app)
+TEXT_KEY = "explorer_sentences"  # app.state.SENTENCES
+MIN_POINTS_FOR_MAP = 3  # app.explore.MIN_POINTS_FOR_MAP: fewer occurrences get no map
+OTHER_TRACES = ("neighbours query", "other words")  # map traces that are not the word's occurrences
+MAX_SESSIONS = 64
+CACHE_RUNS = 2  # runs a cached message survives unused (the browser, too, drops what recent runs did not use)
+
 
 def rss_mb(pid: int) -> tuple[float, float]:
-    """(current RSS, peak RSS) of process ``pid`` in MiB, from /proc/PID/status."""
+    """(current RSS, peak RSS) of process ``pid`` in MiB, from /proc/PID/status; (0, 0) once it is gone."""
     fields = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "VmHWM:")):
-                key, value = line.split(":")
-                fields[key] = int(value.split()[0]) / 1024
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    key, value = line.split(":")
+                    fields[key] = int(value.split()[0]) / 1024
+    except OSError:
+        pass
     return fields.get("VmRSS", 0.0), fields.get("VmHWM", 0.0)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) process ``pid`` has used, from /proc/PID/stat; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+class MemoryWatch:
+    """Samples the summed RSS of ``pids`` every ``every`` seconds in a thread; ``peak_sum`` is its maximum. Also
+    the CPU time they use while it watches (``stop``: in CPU seconds, and as cores busy on average)."""
+
+    def __init__(self, pids: list[int], every: float = 0.5):
+        self.pids, self.every = pids, every
+        self.start = {pid: rss_mb(pid)[0] for pid in pids}
+        self.peak_sum = sum(self.start.values())
+        self.cpu_start, self.t0 = {pid: cpu_seconds(pid) for pid in pids}, time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def now(self) -> float:
+        return sum(rss_mb(pid)[0] for pid in self.pids)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.peak_sum = max(self.peak_sum, self.now())
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        per = {pid: rss_mb(pid) for pid in self.pids}
+        cpu = {pid: cpu_seconds(pid) - self.cpu_start[pid] for pid in self.pids}
+        wall = time.monotonic() - self.t0
+        return {"start_mb": self.start, "final_mb": {p: v[0] for p, v in per.items()},
+                "peak_mb": {p: v[1] for p, v in per.items()}, "peak_sum_mb": self.peak_sum,
+                "final_sum_mb": sum(v[0] for v in per.values()), "cpu_s": cpu, "wall_s": wall,
+                "cores_busy": {p: c / wall for p, c in cpu.items()} if wall > 0 else {}}
+
+
+# ---- what to type ------------------------------------------------------------------------------------------
 def sentence_sets(count: int, size: int, seed: int = 0) -> list[str]:
-    """``count`` texts of ``size`` reference sentences that contain a frequent (non-stop) word."""
-    from app.explore import _STOPWORDS
+    """``count`` texts of ``size`` reference sentences, each set around one frequent word (the 100 most frequent
+    words, mostly function words, are skipped)."""
     from elmo_core.reference import ReferenceCorpus
-    lines = [ln.strip() for ln in ReferenceCorpus.load().sentences[:3000]
-             if 5 <= len(ln.split()) <= 40]
+    lines = [ln.strip() for ln in ReferenceCorpus.load().sentences[:3000] if 5 <= len(ln.split()) <= 40]
     counts = collections.Counter(w.lower() for ln in lines for w in set(ln.split()) if w.isalpha() and len(w) > 3)
-    words = [w for w, n in counts.most_common(600) if n >= size and w not in _STOPWORDS][:150]
+    words = [w for w, n in counts.most_common(700)[100:] if n >= size][:150]
     rng = random.Random(seed)
     out = []
     for i in range(count):
@@ -60,158 +132,352 @@ def sentence_sets(count: int, size: int, seed: int = 0) -> list[str]:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def occurrences_in(text: str, word: str, inflections: bool, fold_case: bool) -> int:
+    """How many tokens of ``text`` count as ``word``, by elmo_core's tokenizer and word forms (a leading
+    ``[label]`` on a line is not part of the sentence)."""
+    from elmo_core.text import clean_line, split_lines
+    from elmo_core.tokenize import tokenize
+    from elmo_core.wordforms import is_form, same_case, word_forms
+    forms = word_forms(word, inflections=inflections)
+    n = 0
+    for raw in split_lines(text):
+        line = re.sub(r"^\s*\[[^\[\]]{0,40}\]\s*", "", clean_line(raw))
+        n += sum(1 for tok in tokenize(line) if is_form(tok, forms) and (fold_case or same_case(tok, word)))
+    return n
 
 
-def start_server(port: int, log: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), ELMO_EXPLORER_UMAP_WARMUP=os.environ.get("ELMO_EXPLORER_UMAP_WARMUP", "0"),
-               ELMO_EXPLORER_DEVICE=os.environ.get("ELMO_EXPLORER_DEVICE", "cpu"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited:\n{log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.5)
-    stop_server(proc)
-    raise SystemExit("the server did not answer /_stcore/health within 120 s")
+# ---- one browser-like session ------------------------------------------------------------------------------
+def _array_length(values) -> int:
+    """Points in a plotly trace's x: a list, or a typed array ({"dtype": "f8", "bdata": base64})."""
+    if isinstance(values, dict) and "bdata" in values:
+        itemsize = int(re.sub(r"\D", "", values.get("dtype", "f8")) or 8)
+        return len(base64.b64decode(values["bdata"])) // itemsize
+    return len(values or [])
 
 
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+def _array_values(values) -> list[float]:
+    if isinstance(values, dict) and "bdata" in values:
+        import numpy as np
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values.get("dtype", "f8"))).tolist()
+    return list(values or [])
+
+
+@dataclass
+class Page:
+    """What the page shows, from the messages of its runs: widgets by key, the map, the URL's query."""
+    query: str = ""
+    widgets: dict = field(default_factory=dict)  # user key -> (widget id, fragment id, element proto)
+    map_spec: dict | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def params(self) -> dict[str, str]:
+        return dict(urllib.parse.parse_qsl(self.query))
+
+    def map_points(self) -> list[tuple[str, list[float], list[float]]]:
+        traces = (self.map_spec or {}).get("data", [])
+        return [(t.get("name", ""), _array_values(t.get("x")), _array_values(t.get("y"))) for t in traces
+                if t.get("name") not in OTHER_TRACES]
 
 
 class Session:
-    """One browser-like session over Streamlit's websocket protocol (protobuf BackMsg / ForwardMsg)."""
+    """One tab: an HTTP GET of the page, then Streamlit's websocket protocol (protobuf BackMsg / ForwardMsg),
+    keeping what a browser keeps: its cookies, the URL's query string, the cached large messages."""
 
-    def __init__(self, url: str):
-        self.url = url
+    def __init__(self, url: str, timeout: float):
+        self.url, self.timeout = url.rstrip("/"), timeout
         self.ws = None
-        self.widget_ids: dict[str, str] = {}  # user key -> widget id, from the page's elements
-        self.exceptions: list[str] = []
-        self.markdown: list[str] = []  # the last run's markdown bodies
+        self.page = Page()
+        # hash -> (a cacheable ForwardMsg, the run it was last used in): the browser's message cache, which the
+        # server is told about with every rerun and which forgets what the last CACHE_RUNS runs did not use
+        self.cache: dict[str, tuple[bytes, int]] = {}
+        self.runs = 0
+        self.text = ""  # the last text typed
+        self.replica = ""  # behind deploy/haproxy.cfg: the replica that holds the session
 
-    async def __aenter__(self) -> "Session":
+    async def open(self, query: str) -> None:
         import websockets
-        self.ws = await websockets.connect(self.url, subprotocols=["streamlit"], max_size=None,
-                                           open_timeout=60, ping_interval=None)
-        return self
+        cookies = await asyncio.to_thread(self._get_page)
+        ws_url = re.sub(r"^http", "ws", self.url) + "/_stcore/stream"
+        headers = {"Cookie": cookies} if cookies else {}
+        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
+                                           max_size=None, open_timeout=self.timeout, ping_interval=None)
+        self.page.query = query
+        await self.rerun({})
 
-    async def __aexit__(self, *exc) -> None:
-        await self.ws.close()
+    def _get_page(self) -> str:
+        """GET / as a browser's first request; returns the Cookie header the server (or balancer) asked for."""
+        with urllib.request.urlopen(self.url + "/", timeout=self.timeout) as r:
+            r.read()
+            self.replica = r.headers.get("X-Elmo-Replica", "")  # deploy/haproxy.cfg names the replica
+            return "; ".join(c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or [])
 
-    async def run(self, widgets: dict[str, str] | None = None, timeout: float = 300) -> None:
-        """Rerun the page with these text widget values (by user key) and wait until the run finished."""
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def rerun(self, widgets: dict[str, object], fragment: str = "") -> None:
+        """Send a rerun with these widget values (by user key), as the browser sends one when a widget changes,
+        and read the page's messages until the run finished."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
         msg = BackMsg()
         state = msg.rerun_script
-        state.query_string = ""
-        for key, value in (widgets or {}).items():
+        state.query_string = self.page.query
+        state.page_script_hash = ""
+        if fragment:
+            state.fragment_id = fragment
+        self.runs += 1
+        self.cache = {h: (d, run) for h, (d, run) in self.cache.items() if run >= self.runs - CACHE_RUNS}
+        state.cached_message_hashes.extend(self.cache)
+        for key, value in widgets.items():
             w = state.widget_states.widgets.add()
-            w.id = self.widget_ids[key]
-            w.string_value = value
-        self.markdown = []
+            w.id = self.page.widgets[key][0]
+            if isinstance(value, str):
+                w.string_value = value
+            else:  # a slider's value travels as an array (one value, or a range's two)
+                w.double_array_value.data.extend([float(value)])
+        self.page.errors, self.page.map_spec = [], None  # both full and fragment runs draw the map anew
         await self.ws.send(msg.SerializeToString())
-        await self._until_finished(timeout)
+        await self._until_finished()
 
-    async def _until_finished(self, timeout: float) -> None:
+    async def _until_finished(self) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-        deadline = time.monotonic() + timeout
+        done = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+                ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
+        deadline = time.monotonic() + self.timeout
         while True:
             data = await asyncio.wait_for(self.ws.recv(), max(1.0, deadline - time.monotonic()))
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
+            if fwd.WhichOneof("type") == "ref_hash":  # a large message this tab has: take it from the cache
+                data = self.cache[fwd.ref_hash][0]
+                fwd = ForwardMsg()
+                fwd.ParseFromString(data)
+            if fwd.metadata.cacheable or fwd.hash in self.cache:
+                self.cache[fwd.hash] = (data, self.runs)
             kind = fwd.WhichOneof("type")
             if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                element = fwd.delta.new_element
-                which = element.WhichOneof("type")
-                if which == "exception":
-                    self.exceptions.append(element.exception.message)
-                elif which == "markdown":
-                    self.markdown.append(element.markdown.body)
-                widget = getattr(element, which, None)
-                widget_id = getattr(widget, "id", "") if widget is not None else ""
-                if isinstance(widget_id, str) and widget_id.startswith("$$ID"):
-                    self.widget_ids[widget_id.rsplit("-", 1)[-1]] = widget_id
-            elif kind == "script_finished":
+                self._element(fwd.delta.new_element, fwd.delta.fragment_id)
+            elif kind == "page_info_changed":
+                self.page.query = fwd.page_info_changed.query_string
+            elif kind == "script_finished" and fwd.script_finished in done:
                 return
 
+    def _element(self, element, fragment_id: str) -> None:
+        which = element.WhichOneof("type")
+        if which == "exception":
+            self.page.errors.append(f"exception: {element.exception.type}: {element.exception.message[:200]}")
+            return
+        if which == "alert" and element.alert.format == element.alert.ERROR:
+            self.page.errors.append(f"error box: {element.alert.body[:200]}")
+            return
+        widget = getattr(element, which, None)
+        widget_id = getattr(widget, "id", "") if widget is not None else ""
+        if isinstance(widget_id, str) and widget_id.startswith("$$ID-"):
+            key = widget_id.split("-", 2)[2]  # "$$ID-<hash>-<user key>"
+            self.page.widgets[key] = (widget_id, fragment_id, widget)
+            if key == MAP_KEY:
+                self.page.map_spec = json.loads(widget.spec)
 
-async def drive(args, url: str, sets: list[str], pid: int) -> tuple[int, list[str]]:
+    # ---- checks of what the page shows ---------------------------------------------------------------------
+    def page_text(self) -> str:
+        """The text box's text as the page holds it (set by the app, e.g. from a link), else the text typed."""
+        entry = self.page.widgets.get(TEXT_KEY)
+        if entry is not None and entry[2].set_value:
+            return entry[2].value
+        return self.text
+
+    def check_map(self) -> list[str]:
+        """The URL's word occurs in the page's text, and the map shows each of its occurrences once."""
+        if self.page.errors:
+            return self.page.errors
+        params = self.page.params()
+        word = params.get("word", "")
+        if not word:
+            return [f"the page's URL names no word (query {self.page.query!r})"]
+        expected = occurrences_in(self.page_text(), word, params.get("infl") == "1", params.get("case") != "exact")
+        if self.page.map_spec is None:
+            if 0 < expected < MIN_POINTS_FOR_MAP:
+                return []  # too few points for a map: the page says so instead
+            return [f"the page drew no map (no plotly chart with key {MAP_KEY}) for {word!r}, which occurs "
+                    f"{expected} times in the page's text"]
+        shown = sum(len(x) for _, x, _ in self.page.map_points())
+        if expected == 0 or shown != expected:
+            return [f"the map shows {shown} points for {word!r}, which occurs {expected} times in the page's text"]
+        return []
+
+
+# ---- the sessions ------------------------------------------------------------------------------------------
+def weights_in(query: str) -> list[float]:
+    w = dict(urllib.parse.parse_qsl(query)).get("w", "")
+    return [float(v) for v in w.split(",")] if w else []
+
+
+async def warm_up(url: str, replicas: int, query: str, timeout: float) -> list[str]:
+    """Open the link once on every replica (one server: once), as the teacher who tried it before the class:
+    the model, the libraries and the page's code are then loaded. Returns the replicas warmed."""
+    seen: list[str] = []
+    for _ in range(2 * replicas):
+        s = Session(url, timeout)
+        try:
+            await s.open(query)
+        finally:
+            await s.close()
+        seen.append(s.replica)
+        if len(set(seen)) >= replicas:
+            break
+    return sorted(set(seen))
+
+
+async def drive(args, url: str, sets: list[str]) -> tuple[dict[str, list[float]], list[str], int, dict[str, int]]:
+    """Runs the sessions; returns (timings per action, errors, sets done, sessions per replica)."""
     queue: asyncio.Queue = asyncio.Queue()
     for item in enumerate(sets):
         queue.put_nowait(item)
-    done, errors, t0 = [0], [], time.monotonic()
+    times: dict[str, list[float]] = {"open": [], "new set": [], "slider move": []}
+    errors: list[str] = []
+    replicas: collections.Counter = collections.Counter()
+    done, t0 = [0], time.monotonic()
 
     async def one(index: int) -> None:
+        s = Session(url, args.timeout)
         try:
-            async with Session(url) as s:
-                await s.run(timeout=args.timeout)
-                while time.monotonic() - t0 < args.seconds and not queue.empty():
-                    number, text = queue.get_nowait()
-                    await s.run({"sentences": text}, timeout=args.timeout)
-                    if s.exceptions:
-                        errors.append(f"session {index}, set {number}: {s.exceptions[-1][:200]}")
-                        s.exceptions.clear()
-                    elif not any("occurrence(s)**" in m for m in s.markdown):
-                        errors.append(f"session {index}, set {number}: the page showed no occurrences")
-                    done[0] += 1
-                    if done[0] % 10 == 0:
-                        print(f"  {done[0]:4d} sets  {time.monotonic() - t0:6.0f} s  server RSS "
-                              f"{rss_mb(pid)[0]:,.0f} MiB", flush=True)
+            start = time.monotonic()
+            await s.open(args.open)
+            times["open"].append(time.monotonic() - start)
+            replicas[s.replica or "(no balancer)"] += 1
+            errors.extend(f"session {index}, open: {e}" for e in s.check_map())
+            while time.monotonic() - t0 < args.seconds and not queue.empty():
+                number, text = queue.get_nowait()
+                s.text = text
+                start = time.monotonic()
+                await s.rerun({TEXT_KEY: text})
+                times["new set"].append(time.monotonic() - start)
+                errors.extend(f"session {index}, set {number}: {e}" for e in s.check_map())
+                for move in range(args.moves):
+                    key = f"explorer_w_{args.layer}"
+                    if key not in s.page.widgets:
+                        errors.append(f"session {index}, set {number}: the page has no slider {key}")
+                        break
+                    widget_id, fragment, slider = s.page.widgets[key]
+                    before = s.page.map_points()
+                    current = weights_in(s.page.query) or [0.0] * (args.layer + 1)
+                    value = round(current[args.layer] + (0.1 if current[args.layer] < slider.max - 0.05 else -0.1), 1)
+                    start = time.monotonic()
+                    await s.rerun({key: value}, fragment=fragment)
+                    times["slider move"].append(time.monotonic() - start)
+                    problems = s.check_map()
+                    shown = weights_in(s.page.query)
+                    if not problems and (len(shown) <= args.layer or abs(shown[args.layer] - value) > 1e-9):
+                        problems = [f"moved w_{args.layer} to {value}, the URL says w={shown}"]
+                    if not problems and before and s.page.map_points() == before:  # (no map: nothing to move)
+                        problems = [f"moved w_{args.layer} to {value}, the map did not change"]
+                    errors.extend(f"session {index}, set {number}, move {move + 1}: {e}" for e in problems)
+                done[0] += 1
+                if done[0] % 10 == 0:
+                    print(f"  {done[0]:4d} sets  {time.monotonic() - t0:6.0f} s", flush=True)
         except Exception as err:  # one broken session must not hide the others' figures
             errors.append(f"session {index}: {type(err).__name__}: {err}")
+        finally:
+            await s.close()
 
     await asyncio.gather(*(one(i) for i in range(args.sessions)))
-    return done[0], errors
+    return times, errors, done[0], dict(replicas)
+
+
+def summary(values: list[float]) -> dict:
+    if not values:
+        return {"n": 0}
+    p95 = statistics.quantiles(values, n=20, method="inclusive")[-1] if len(values) > 1 else values[0]
+    return {"n": len(values), "median_s": statistics.median(values), "p95_s": p95, "max_s": max(values)}
+
+
+def server_env() -> dict[str, str]:
+    return {"ELMO_EXPLORER_UMAP_WARMUP": os.environ.get("ELMO_EXPLORER_UMAP_WARMUP", "0"),
+            "ELMO_EXPLORER_DEVICE": os.environ.get("ELMO_EXPLORER_DEVICE", "cpu")}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=8)
-    parser.add_argument("--sets", type=int, default=100, help="sentence sets in all, shared out to the sessions")
-    parser.add_argument("--sentences", type=int, default=60, help="sentences per set")
+    parser.add_argument("--sets", type=int, default=None, help="sentence sets in all, shared out to the sessions "
+                        "(default: 2 per session)")
+    parser.add_argument("--sentences", type=int, default=30, help="sentences per set")
+    parser.add_argument("--moves", type=int, default=3, help="slider moves after each set")
+    parser.add_argument("--layer", type=int, default=2, help="the layer whose slider moves")
+    parser.add_argument("--open", default="ex=bank&word=bank", help="the link's query string every session opens")
     parser.add_argument("--seconds", type=float, default=600, help="stop handing out sets after this long")
     parser.add_argument("--timeout", type=float, default=300, help="longest wait for one page run")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--url", help="a running server or balancer (http://host:port); default: start one here")
+    where.add_argument("--replicas", type=int, default=0, help="start this many replicas behind HAProxy here "
+                       "(deploy/replicas.py) instead of one server")
+    parser.add_argument("--pid", type=int, action="append", default=[], help="with --url: a local server process "
+                        "whose memory to report (repeat for several)")
+    parser.add_argument("--cold", action="store_true", help="no warm-up visit: the sessions meet a server that "
+                        "has not yet loaded the model and the libraries (default: one visit per replica first)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
-    if not 1 <= args.sessions <= 32 or not 1 <= args.sets <= 1000:
-        parser.error("--sessions must be 1..32 and --sets 1..1000")
+    if not 1 <= args.sessions <= MAX_SESSIONS:
+        parser.error(f"--sessions must be 1..{MAX_SESSIONS}")
+    args.sets = 2 * args.sessions if args.sets is None else args.sets
+    if not 0 <= args.sets <= 1000:
+        parser.error("--sets must be 0..1000")
     sets = sentence_sets(args.sets, args.sentences)
-    port = _free_port()
-    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"elmo-load-{port}.log"
-    server = start_server(port, log)
+
+    from deploy.replicas import Cluster
+    cluster = None if args.url else Cluster(max(args.replicas, 1), env=server_env())
     try:
-        start, _ = rss_mb(server.pid)
-        print(f"{args.sessions} sessions, {len(sets)} sets of {args.sentences} sentences; server RSS after start "
-              f"{start:,.0f} MiB", flush=True)
-        t0 = time.monotonic()
-        done, errors = asyncio.run(drive(args, f"ws://127.0.0.1:{port}/_stcore/stream", sets, server.pid))
-        elapsed = time.monotonic() - t0
+        if cluster is None:
+            url, pids, what = args.url, args.pid, args.url
+        elif args.replicas:
+            cluster.start()
+            url, what = cluster.url, f"{args.replicas} replicas behind HAProxy at {cluster.url}"
+        else:  # one server, no balancer: the process `make app` runs
+            cluster.start_replicas()
+            url, what = cluster.members[0].url, f"one server at {cluster.members[0].url}"
+        pids = args.pid if cluster is None else list(cluster.pids.values())
+        started = sum(rss_mb(pid)[0] for pid in pids)
+        if not args.cold:
+            asyncio.run(warm_up(url, max(args.replicas, 1), args.open, args.timeout))
+        watch = MemoryWatch(pids)
+        print(f"{args.sessions} sessions, {len(sets)} sets of {args.sentences} sentences, {args.moves} slider moves "
+              f"each; {what}; server RSS after start {started:,.0f} MiB"
+              + ("" if args.cold else f", after a warm-up visit {sum(watch.start.values()):,.0f} MiB"), flush=True)
+        t0, own_cpu = time.monotonic(), time.process_time()
+        times, errors, done, replicas = asyncio.run(drive(args, url, sets))
+        elapsed, own_cpu = time.monotonic() - t0, time.process_time() - own_cpu  # the sessions' side, on this machine
         time.sleep(2)  # let the last runs' garbage go
-        final, peak = rss_mb(server.pid)
+        memory = watch.stop()
     finally:
-        stop_server(server)
-    print(f"done: {done} sets in {elapsed:.0f} s, {len(errors)} errors (server log: {log})")
-    for e in errors[:5]:
+        if cluster is not None:
+            cluster.stop()
+    if cluster is not None and not errors:
+        shutil.rmtree(cluster.log_dir, ignore_errors=True)  # the servers' logs are kept only when something failed
+    figures = {name: summary(v) for name, v in times.items()}
+    print(f"done: {done} of {len(sets)} sets in {elapsed:.0f} s, {len(errors)} errors"
+          + (f" (the servers' logs: {cluster.log_dir})" if cluster and errors else ""))
+    for e in errors[:8]:
         print("  error:", e)
-    print(f"server RSS: start {start:,.0f} MiB, peak {peak:,.0f} MiB, final {final:,.0f} MiB (sessions closed)")
-    return 1 if errors or done < len(sets) and elapsed < args.seconds else 0
+    if args.replicas or any(name != "(no balancer)" for name in replicas):
+        print("sessions per replica:", ", ".join(f"{k} {v}" for k, v in sorted(replicas.items())))
+    print(f"{'action':12s} {'n':>4s} {'median':>8s} {'p95':>8s} {'max':>8s}")
+    for name, f in figures.items():
+        if f["n"]:
+            print(f"{name:12s} {f['n']:4d} {f['median_s']:7.2f}s {f['p95_s']:7.2f}s {f['max_s']:7.2f}s")
+    if pids:
+        print(f"server RSS (MiB): start {sum(memory['start_mb'].values()):,.0f}, peak of the sum "
+              f"{memory['peak_sum_mb']:,.0f}, final {memory['final_sum_mb']:,.0f} (sessions closed); "
+              f"each process's peak: {', '.join(f'{v:,.0f}' for v in memory['peak_mb'].values())}")
+        print(f"server CPU: {sum(memory['cpu_s'].values()):,.0f} s in {memory['wall_s']:.0f} s, cores busy on average: "
+              + ", ".join(f"{v:.2f}" for v in memory["cores_busy"].values()))
+    print(f"this load generator's CPU: {own_cpu:.0f} s ({own_cpu / max(elapsed, 1e-9):.2f} cores)")
+    if args.json:
+        args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "sets_done": done,
+                                         "seconds": elapsed, "generator_cpu_s": own_cpu, "errors": errors,
+                                         "timings": figures, "replicas": replicas, "memory": memory, "raw": times},
+                                        indent=1))
+    incomplete = done < len(sets) and elapsed < args.seconds
+    return 1 if errors or incomplete or len(times["open"]) < args.sessions else 0
 
 
 if __name__ == "__main__":

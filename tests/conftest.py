@@ -206,3 +206,61 @@ IMAGE = "![x](http://host/pixel.png)"
 STYLED = ":red[**ALERT**] $x^2$ <b>bold</b> &amp; :material/home:"
 LABEL_LINK = '<a href="https://example.org">link</a>'  # 37 characters: fits a [label]
 LABEL_BIG = '<span style="font-size:80px">big'
+
+
+# ---- hostile model files (issue 26): made by the tests from the fixture biLM, never committed ---------------------
+def crafted_weights(tmp_path: Path, how: str, mark: float = 0.0) -> bytes:
+    """The fixture biLM's weights.hdf5 bytes, crafted: "unwritten" (CNN_proj/W_proj declared but never written: h5py
+    would read zeros), "chunk bomb" (char_embed, 261 x 4, in one gzip chunk of 4,096 x 4,096: 64 MiB to inflate; the
+    review's 16,384 x 16,384, 1 GiB, takes seconds to write and is test_weights'), or "marked" (intact,
+    char_embed[1, 0] set to ``mark``: another model, another upload key)."""
+    import shutil
+
+    import h5py
+    import numpy as np
+
+    path = tmp_path / f"{how.replace(' ', '_')}_{mark:g}.hdf5"
+    shutil.copy(ALLENNLP / "lm_weights.hdf5", path)
+    with h5py.File(path, "a") as f:
+        if how == "marked":
+            f["char_embed"][1, 0] = mark
+        else:
+            name = {"unwritten": "CNN_proj/W_proj", "chunk bomb": "char_embed"}[how]
+            shape, dtype = f[name].shape, f[name].dtype
+            del f[name]
+            if how == "unwritten":
+                f.create_dataset(name, shape=shape, dtype=dtype)
+            else:
+                f.create_dataset(name, shape=shape, dtype=dtype, chunks=(4096, 4096), maxshape=(None, None),
+                                 compression="gzip", data=np.ones(shape, dtype))
+    return path.read_bytes()
+
+
+def misspelt_options() -> bytes:
+    """The fixture biLM's options.json with "use_skip_connection" (no final s): silently no residual, once."""
+    options = json.loads((ALLENNLP / "options.json").read_text())
+    options["lstm"]["use_skip_connection"] = options["lstm"].pop("use_skip_connections")
+    return json.dumps(options).encode()
+
+
+# The hostile-input review's wide model: 5,194,788 parameters (a 20.8 MB upload), LSTM cells of 16,384 with a
+# projection of 16: small on disk, 833 KB of working memory per token position.
+WIDE_OPTIONS = {"lstm": {"use_skip_connections": True, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3,
+                         "dim": 16384, "n_layers": 1},
+                "char_cnn": {"activation": "relu", "filters": [[1, 16384]], "n_highway": 0, "embedding": {"dim": 4},
+                             "n_characters": 262, "max_characters_per_token": 50}}
+
+
+@pytest.fixture(scope="session")
+def wide_model_files(tmp_path_factory) -> tuple[bytes, bytes]:
+    """(options.json, weights.hdf5) bytes of the wide model, random weights (seeded)."""
+    import torch
+
+    from elmo_core.bilm import BiLM
+    from elmo_core.config import BiLMConfig
+    from elmo_core.weights import export_elmo_hdf5
+
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("wide") / "wide.hdf5"
+    export_elmo_hdf5(BiLM(BiLMConfig.from_dict(WIDE_OPTIONS)), path)
+    return json.dumps(WIDE_OPTIONS).encode(), path.read_bytes()

@@ -532,3 +532,80 @@ def test_the_bundled_model_radio_runs_the_page_on_the_chosen_model_and_the_link_
     no_errors(again)
     assert again.radio(key="bundled_model").value == "lm-only" and frame_of(again).model_key == "bundled:lm-only"
     np.testing.assert_allclose(frame_of(again).vectors, after.vectors, rtol=1e-5, atol=1e-6)
+
+
+# ---- hostile input (issue 26): line ends, model uploads, link parameters ----------------------------------------
+CR_LINES = [f"[{'river' if i % 2 else 'money'}] Sentence {i} is about the bank ." for i in range(30)]
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n"])
+def test_an_upload_with_cr_line_ends_shows_its_lines_and_analyses_the_same(ending):
+    """A .txt file with classic Mac OS (CR) or Windows (CRLF) line ends: the box shows its 30 lines and the page
+    analyses those 30 sentences, each [label] read as a label (a CR-only file used to be one sentence whose labels
+    were words, while the box showed its lines)."""
+    from app import state
+    at = start()
+    at.file_uploader(key=state.UPLOAD).set_value(("mac.txt", ending.join(CR_LINES).encode(), "text/plain")).run()
+    no_errors(at)
+    assert at.text_area(key=state.SENTENCES).value == "\n".join(CR_LINES)
+    at.selectbox(key=state.WORD).set_value("bank").run()
+    data = frame_of(at)
+    assert len(data.rows) == 30 and len(at.session_state["_explorer_table"][1].lines) == 30
+    labels = [ln.label for ln in at.session_state["_explorer_table"][1].lines]
+    assert labels == ["money", "river"] * 15 and not any("[" in t for ln in ex.parse_input(
+        at.text_area(key=state.SENTENCES).value).lines for t in ln.tokens)
+
+
+def test_a_links_cr_and_crlf_line_breaks_are_line_breaks():
+    at = start(s="[river] We sat on the bank .\r[money] The bank closed .\r\n[river] A muddy bank .", word="bank")
+    no_errors(at)
+    assert at.text_area(key="explorer_sentences").value == ("[river] We sat on the bank .\n[money] The bank closed .\n"
+                                                            "[river] A muddy bank .")
+    table = at.session_state["_explorer_table"][1]
+    assert [ln.label for ln in table.lines] == ["river", "money", "river"] and len(frame_of(at).rows) == 3
+    assert at.query_params["s"] == at.text_area(key="explorer_sentences").value  # the link says what is shown
+
+
+def _sidebar_upload(at: AppTest, options: tuple[str, bytes], weights: tuple[str, bytes]) -> AppTest:
+    at.sidebar.file_uploader(key="upload_options_0").set_value((*options, "application/json"))
+    at.sidebar.file_uploader(key="upload_weights_0").set_value((*weights, "application/octet-stream"))
+    return at.sidebar.button(key="load_uploaded").click().run()
+
+
+@pytest.mark.usefixtures("fresh_caches")
+@pytest.mark.parametrize("case", ["misspelt key", "unwritten", "wide"])
+def test_a_hostile_model_upload_is_one_line_and_keeps_the_model(case, tmp_path, wide_model_files):
+    from tests.conftest import crafted_weights, misspelt_options
+    options = (FIXTURE / "options.json").read_bytes()
+    files, says = {
+        "misspelt key": ((("my.json", misspelt_options()), ("w.hdf5", crafted_weights(tmp_path, "marked"))),
+                         "my.json: unknown key 'lstm.use_skip_connection'; did you mean 'lstm.use_skip_connections'?"),
+        "unwritten": ((("options.json", options), ("w.hdf5", crafted_weights(tmp_path, "unwritten"))),
+                      "w.hdf5 (with options.json): 'CNN_proj/W_proj' is declared but its data were never written (it "
+                      "would read as zeros); refused (a weights file must hold complete, plain float arrays of its "
+                      "own)"),
+        "wide": ((("options.json", wide_model_files[0]), ("wide.hdf5", wide_model_files[1])),
+                 "this model needs about 2,655 MB of working memory for one biLM call of the page (32 sentences of 100 "
+                 "tokens, 833 KB a token position), more than this server allows "
+                 "(1,024 MB, ELMO_EXPLORER_WORK_MB)"),
+    }[case]
+    at = start(ex="bank", word="bank")
+    before = frame_of(at).model_key
+    _sidebar_upload(at, *files)
+    assert not at.exception
+    (error,) = at.sidebar.error
+    assert shown(error.value) == f"Could not load this model: {says}  \nStill using **lm_weights.hdf5**."
+    assert frame_of(at).model_key == before
+    from app import resources
+    assert resources.model_registry().used_bytes == 0
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_unknown_link_parameters_are_named_literally():
+    names = [LINK, "<b>x</b>", "\nnew line", "a", "b", "c"]  # sorted, five named: the rest counted
+    at = start(ex="bank", word="bank", **{name: IMAGE for name in names})
+    no_errors(at)
+    (note,) = [w for w in at.warning if "does not know" in shown(w.value)]
+    assert shown(note.value) == ("The link has parameters this explorer does not know ('\\nnew line', '<b>x</b>', "
+                                 "'[click me](https://e…', 'a', 'b' and 1 more); ignored.")
+    _assert_literal(at, "'<b>x</b>'", "'[click me](https://e…'")

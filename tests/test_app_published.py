@@ -85,7 +85,10 @@ def test_the_panel_lists_the_published_models_and_downloads_are_off_by_default(e
     captions = [str(c.value) for c in at.sidebar.caption]
     for name in ("medium", "original", "original-5.5b"):
         assert any(shown(c).startswith("Not downloaded on this server. The operator can run")
-                   and c.endswith(f"`python -m elmo_core download {name}`") for c in captions), name
+                   and c.endswith(f"`{store.download_command(name)}`") for c in captions), name
+    # the command names this server's cache and mirror, so that it fills the cache the server reads
+    assert store.download_command("medium").endswith(f"--cache-dir {store.resolve_cache_dir()} --base-url "
+                                                     f"{store.resolve_base_url()}")
     assert "Downloading from this page is off on this server" in text
     assert not [b for b in at.sidebar.button if (b.key or "").startswith("download_")]
     with pytest.raises(PermissionError, match="ELMO_EXPLORER_ALLOW_DOWNLOADS=1"):
@@ -189,7 +192,8 @@ def test_a_published_model_unloaded_to_make_room_puts_the_radio_back(env, monkey
     at.switch_page("views/layers.py").run()  # the other page runs on it too
     no_errors(at)
     at.switch_page("views/explorer.py").run()
-    resources.model_registry().make_room("someone else", 800_000)  # small (0.4 MB) idle: it goes
+    registry = resources.model_registry()
+    registry.cancel(registry.reserve("someone else", "upload:x", 800_000))  # small (0.4 MB) idle: it goes
     at.run()
     no_errors(at)
     assert at.radio(key="bundled_model").value == "default" and frame_of(at).model_key == "default"
@@ -218,7 +222,7 @@ def test_a_link_to_a_model_not_downloaded_keeps_the_default_and_says_so(env):
     assert frame_of(at).model_key == "default" and at.radio(key="bundled_model").value == "default"
     warnings = " ".join(shown(w.value) for w in at.warning)
     assert ("The link asks for the model 'small', which is not downloaded on this server (the operator can run: "
-            "python -m elmo_core download small). Using default.") in warnings
+            f"{store.download_command('small')}). Using default.") in warnings
     hostile = start(model="../../etc/passwd")
     no_errors(hostile)
     assert frame_of(hostile).model_key == "default"
@@ -233,10 +237,10 @@ def test_a_damaged_cached_model_is_not_offered_and_says_how_to_mend_it(env):
     no_errors(at)
     assert list(at.radio(key="bundled_model").options) == ["default", "lm-only"] and frame_of(at).model_key == "default"
     assert ("The link asks for the model 'small', which is damaged in this server's cache (the operator can run: "
-            "python -m elmo_core download small --force). Using default.") in " ".join(shown(w.value) for w in at.warning)
+            f"{store.download_command('small')} --force). Using default.") in " ".join(shown(w.value) for w in at.warning)
     caption = next(str(c.value) for c in at.sidebar.caption if "Damaged" in shown(c.value))
     assert shown(caption).startswith("Damaged in this server's cache (weights.hdf5 has 1,000 bytes, but ")
-    assert caption.endswith("`python -m elmo_core download small --force`")
+    assert caption.endswith(f"`{store.download_command('small')} --force`")
 
 
 def test_a_model_over_the_servers_limits_is_refused_with_a_message(env, monkeypatch):
@@ -260,7 +264,7 @@ def test_a_model_over_the_servers_limits_is_refused_with_a_message(env, monkeypa
 
 
 NOT_CACHED = ("ELMO_EXPLORER_MODEL=original: the published model “original” is not downloaded on this server, so the "
-              "server started on the default model. The operator can run: python -m elmo_core download original (or "
+              "server started on the default model. The operator can run: {command} (or "
               "make app MODEL=original), then restart it.")
 NOT_A_NAME = ("ELMO_EXPLORER_MODEL=orignal is not a model name (bundled: default, lm-only; published: small, medium, "
               "original, original-5.5b); the server started on the default model.")
@@ -279,6 +283,7 @@ def test_the_startup_model_named_by_the_environment(env, monkeypatch, caplog, na
     no_errors(at)
     assert frame_of(at).model_key == key and at.radio(key="bundled_model").value == key.rpartition(":")[2]
     if said:  # never downloaded by the app: the default, and why, in the log and on the page
+        said = said.replace("{command}", store.download_command("original"))
         assert said in [r.getMessage() for r in caplog.records]
         assert said in " ".join(shown(w.value) for w in at.sidebar.warning)
         assert "model" not in at.query_params

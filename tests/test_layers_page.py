@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import layers_logic as lg  # noqa: E402
 from app.safe import shown as shown_text  # noqa: E402
-from tests.conftest import APP, PROBE_DATA, frame_of, no_errors  # noqa: E402
+from tests.conftest import APP, PROBE_DATA, frame_of, no_errors, render_markdown  # noqa: E402
 
 PAGE = str(ROOT / "app" / "views" / "layers.py")
 TIMEOUT = 120  # generous: the machine may be busy (a model trains in the background)
@@ -148,3 +148,56 @@ def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, mo
     assert at.number_input(key="explorer_k").value == 4 and not at.checkbox(key="explorer_same_word").value
     assert at.selectbox(key="explorer_query").value == 2
     assert frame_of(at).query == 2 and len(frame_of(at).neighbours) == 4
+
+
+# ---- hostile input (issue 26) ----------------------------------------------------------------------------------
+def _everything_shown(at: AppTest) -> str:
+    """Every text the page and its sidebar show (markdown sources, as rendered: escapes removed)."""
+    parts = []
+    for kind in ("markdown", "caption", "warning", "info", "error", "success", "title", "code"):
+        parts += [shown_text(e.value) for e in getattr(at, kind)]
+        if kind != "title":
+            parts += [shown_text(e.value) for e in getattr(at.sidebar, kind)]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_missing_probe_data_never_shows_the_servers_folders_to_a_visitor(monkeypatch, tmp_path, allowed):
+    """Only where the operator allows server paths (ELMO_EXPLORER_ALLOW_SERVER_PATHS=1) does the page name the
+    folders it searched; a visitor gets what is missing and the commands that fix it."""
+    if allowed:
+        monkeypatch.setenv("ELMO_EXPLORER_ALLOW_SERVER_PATHS", "1")
+    folder = tmp_path / "secret-folder"
+    monkeypatch.setenv("ELMO_WORDNET_DIR", str(folder))
+    monkeypatch.setenv("ELMO_BROWN_DIR", str(folder))
+    monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(folder / "probes.json"))
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
+    no_errors(at)
+    text = _everything_shown(at)
+    assert ("secret-folder" in text) == allowed and ("/usr/share/wordnet" in text) == allowed
+    if not allowed:
+        assert str(tmp_path) not in text and str(ROOT) not in text
+        assert "No precomputed probe results (probes.json) on this server. No probe results for this model yet" in text
+        assert ("- WordNet not found on this server: install it with `apt-get install -y wordnet-base` "
+                "(Debian/Ubuntu), or run `python -m elmo_core probe --prepare`") in text  # the commands as code
+        assert "- Brown corpus not found on this server: run `python -m elmo_core probe --prepare`" in text
+
+
+def test_a_link_that_opens_the_layers_page_gets_its_notes(fixture_report, monkeypatch):
+    path, _ = fixture_report
+    monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for name, value in {"[x](https://example.org)": "1", "<img src=x>": "2", "k": "<b>many</b>"}.items():
+        at.query_params[name] = value
+    at.switch_page("views/layers.py").run()
+    no_errors(at)
+    assert at.title[0].value == "What each layer knows"
+    warnings = [w.value for w in at.warning]
+    assert [shown_text(w) for w in warnings] == [
+        "The link's k (neighbours) '<b>many</b>' is not a number; using 10.",
+        "The link has parameters this explorer does not know ('<img src=x>', '[x](https://example.…'); ignored."]
+    for html in map(render_markdown, warnings):  # escaped: shown literally, never markup
+        assert "<a " not in html and "<img" not in html and "<b>" not in html, html
+    at.switch_page("views/explorer.py").run()
+    no_errors(at)
+    assert not [w for w in at.warning if "does not know" in shown_text(w.value)]  # said once

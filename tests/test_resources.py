@@ -2,6 +2,8 @@
 with the tiny fixture biLM."""
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -73,8 +75,7 @@ def test_uploaded_model_error_names_the_users_options_file():
     from app import resources
     with pytest.raises(ValueError) as info:
         resources.load_uploaded_model(b'{"lstm": {}}', b"\x00garbage", "garbage.hdf5", options_name="garbage.json")
-    assert str(info.value) == ("garbage.hdf5 (with garbage.json read as options.json): options.json: missing key "
-                               "'char_cnn'")
+    assert str(info.value) == "garbage.json: missing key 'char_cnn'"  # the options file's fault, under its name
 
 
 def test_uploads_never_touch_the_disk(monkeypatch):
@@ -121,30 +122,35 @@ def _model(key: str, mb: int):
     return LoadedModel(key, _E(), "uploaded")
 
 
+def _load(reg, session: str, key: str, mb: int, name: str):
+    """``session`` loads a model of ``mb`` MB into ``reg`` (reserved, built, claimed)."""
+    return reg.load(session, key, mb * 2**20, lambda: _model(key, mb), name, "uploaded")
+
+
 def test_registry_never_evicts_a_model_in_use_and_tells_idle_owners():
     from app.resources import ModelBudgetError, ModelRegistry
     clock, active = _Clock(), {"a", "b", "c"}
     reg = ModelRegistry(max_bytes=20 * 2**20, idle_seconds=600, clock=clock, is_active=lambda s: s in active)
     for session, key in (("a", "m1"), ("b", "m2")):
-        reg.make_room(session, 8 * 2**20)
-        reg.claim(session, _model(key, 8), f"{session}.hdf5", "uploaded")
+        _load(reg, session, key, 8, f"{session}.hdf5")
     clock.now = 300
-    with pytest.raises(ModelBudgetError, match=r"in use by other sessions \(16 of 20 MB; this model needs 8 MB\)"):
-        reg.make_room("c", 8 * 2**20)
+    with pytest.raises(ModelBudgetError, match=r"in use by other sessions \(16 of 20 MB, counting models being "
+                                               r"loaded; this model needs 8 MB\)"):
+        _load(reg, "c", "m3", 8, "c.hdf5")
     assert reg.for_session("a")[0].display_name == "a.hdf5" and reg.for_session("b")[0] is not None
     clock.now = 1000  # a and b idle for 700 s; b comes back first
     assert reg.for_session("b")[0] is not None
-    reg.make_room("c", 8 * 2**20)  # a's model (idle) makes room, b's (just used) stays
-    reg.claim("c", _model("m3", 8), "c.hdf5", "uploaded")
+    _load(reg, "c", "m3", 8, "c.hdf5")  # a's model (idle) makes room, b's (just used) stays
     model, notice = reg.for_session("a")
     assert model is None and "Your model “a.hdf5” was unloaded to make room" in notice
     assert reg.for_session("a") == (None, "")  # told once
     assert reg.for_session("b")[0].key == "m2" and reg.for_session("c")[0].key == "m3"
     active.discard("b")  # b closed the tab: its model may go at once
-    reg.make_room("a", 8 * 2**20)
+    _load(reg, "a", "m4", 8, "a.hdf5")
     assert reg.for_session("b")[0] is None
     with pytest.raises(ModelBudgetError, match="needs 30 MB, more than this server allows"):
-        reg.make_room("a", 30 * 2**20)
+        _load(reg, "a", "m5", 30, "a.hdf5")
+    assert reg.used_bytes == 16 * 2**20 and reg.reserved_bytes == 0
 
 
 def test_same_upload_from_two_sessions_shares_memory_but_not_names():
@@ -184,3 +190,114 @@ def test_startup_model_follows_load_embedder(monkeypatch):
     monkeypatch.delenv("ELMO_EXPLORER_WEIGHTS")
     with pytest.raises(ValueError, match="both the options and the weights"):  # not a silent default model
         resources.startup_model()
+
+
+# ---- hostile input (issue 26): each case a one-line message, nothing loaded, nothing reserved ------------------
+FIXTURE_OPTIONS = (FIXTURE / "options.json").read_bytes()
+KEEP = "refused (a weights file must hold complete, plain float arrays of its own)"
+
+
+def _upload_message(options: bytes, weights: bytes, weights_name: str = "w.hdf5",
+                    options_name: str = "options.json") -> str:
+    from app import resources
+    with pytest.raises(ValueError) as info:
+        resources.load_uploaded_model(options, weights, weights_name, session="hostile", options_name=options_name)
+    assert resources.model_registry().used_bytes == 0 and resources.current_model(session="hostile")[0].key == \
+        resources.startup_model().key  # nothing loaded or reserved, the session keeps its model
+    return str(info.value)
+
+
+def test_a_misspelt_options_key_is_refused_with_the_key_it_meant(tmp_path):
+    from tests.conftest import crafted_weights, misspelt_options
+    weights = crafted_weights(tmp_path, "marked")
+    assert _upload_message(misspelt_options(), weights, options_name="my options.json") == (
+        "my options.json: unknown key 'lstm.use_skip_connection'; did you mean 'lstm.use_skip_connections'?")
+
+
+@pytest.mark.parametrize("how, says", [
+    ("unwritten", f"'CNN_proj/W_proj' is declared but its data were never written (it would read as zeros); {KEEP}"),
+    ("chunk bomb", f"'char_embed' is stored in chunks of (4096, 4096), larger than its shape (261, 4); {KEEP}"),
+])
+def test_weights_that_would_read_as_zeros_or_inflate_are_refused(tmp_path, how, says):
+    from tests.conftest import crafted_weights
+    assert _upload_message(FIXTURE_OPTIONS, crafted_weights(tmp_path, how), "crafted.hdf5") == (
+        f"crafted.hdf5 (with options.json): {says}")
+
+
+def test_the_wide_model_is_refused_for_its_working_memory_and_loads_where_the_operator_allows_it(
+        monkeypatch, wide_model_files):
+    from app import memory, resources
+    options, weights = wide_model_files
+    assert _upload_message(options, weights, "wide.hdf5") == (
+        "this model needs about 2,655 MB of working memory for one biLM call of the page (32 sentences of 100 "
+        "tokens, 833 KB a token position), more than this server allows (1,024 MB, "
+        "ELMO_EXPLORER_WORK_MB)")
+    monkeypatch.setenv("ELMO_EXPLORER_WORK_MB", "2700")
+    resources.working_memory.clear()
+    model = resources.load_uploaded_model(options, weights, "wide.hdf5", session="operator")
+    assert model.embedder.num_parameters == 5_194_788
+    reserved = memory.config_model_bytes(model.embedder.bilm.config)  # what was reserved is what it holds
+    assert resources.model_registry().used_bytes == resources.model_bytes(model.embedder.bilm) == reserved == 21_172_384
+    held = []
+    real = memory.WorkingMemory.use
+
+    def spy(self, nbytes):
+        held.append(nbytes)
+        return real(self, nbytes)
+    monkeypatch.setattr(memory.WorkingMemory, "use", spy)
+    acts, computed = resources.embed(model, [["The", "bank", "."], ["A", "river", "bank", "."]])
+    assert computed == 2 and acts[1].shape == (2, 4, 32)
+    assert held == [model.embedder.bilm.config.inference_bytes(2 * 6)]  # one call: 2 sentences of 4 (+2) positions
+
+
+def test_eight_uploads_at_once_never_hold_more_than_the_limit(monkeypatch, tmp_path):
+    """The review's case: 8 sessions press Load at once with ELMO_EXPLORER_MODEL_MB=1, which fits 2 copies of the
+    fixture biLM (0.4 MB each): 2 load, 6 are refused in one line, and the bytes held (in memory and being read)
+    never exceed 1 MB, also while they are read. A failed load gives its bytes back."""
+    import elmo_core.weights
+
+    from app import resources
+    from tests.conftest import crafted_weights
+    monkeypatch.setenv("ELMO_EXPLORER_MODEL_MB", "1")
+    resources.model_registry.clear()
+    registry = resources.model_registry()
+    uploads = [crafted_weights(tmp_path, "marked", mark=i + 1) for i in range(8)]  # 8 different models
+    real, reading, most, lock = elmo_core.weights.load_bilm_from_bytes, [], [], threading.Lock()
+
+    def slow_read(*args, **kwargs):  # long enough for every press to arrive while the first ones read
+        with lock:
+            reading.append(1)
+            most.append((len(reading), registry.used_bytes))
+        time.sleep(0.3)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                reading.pop()
+    monkeypatch.setattr(elmo_core.weights, "load_bilm_from_bytes", slow_read)
+    results: dict[int, object] = {}
+
+    def press(i: int) -> None:
+        try:
+            results[i] = resources.load_uploaded_model(FIXTURE_OPTIONS, uploads[i], f"w{i}.hdf5", session=f"s{i}")
+        except ValueError as err:
+            results[i] = str(err)
+    threads = [threading.Thread(target=press, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    loaded = [r for r in results.values() if not isinstance(r, str)]
+    refused = [r for r in results.values() if isinstance(r, str)]
+    one = resources.model_bytes(loaded[0].embedder.bilm)
+    assert one == 423_536 and len(loaded) == 2 and len(refused) == 6
+    assert set(refused) == {"the server's memory for loaded models is in use by other sessions (0.8 of 1 MB, counting "
+                            "models being loaded; this model needs 0.4 MB). Try again later, or use a smaller model."}
+    assert max(n for n, _ in most) <= 2 and max(b for _, b in most) <= 2**20  # while reading, too
+    assert registry.used_bytes == 2 * one <= 2**20 and registry.reserved_bytes == 0
+    # a load that fails gives its reservation back: the room it took is there for the next one
+    for i in range(8):
+        resources.release_model(f"s{i}")
+    with pytest.raises(ValueError, match=r"^bad.hdf5 \(with options.json\): 'CNN_proj/W_proj' is declared"):
+        resources.load_uploaded_model(FIXTURE_OPTIONS, crafted_weights(tmp_path, "unwritten"), "bad.hdf5", session="s0")
+    assert registry.used_bytes == 0

@@ -39,3 +39,15 @@ def test_visible_writes_invisible_characters_as_escapes():
     assert visible("ba\u200bnk") == "ba\\u200bnk" and visible("\ufeffa\u200db") == "\\ufeffa\\u200db"
     assert visible("a\tb\x85c\u2028d\xa0e") == "a\\tb\\x85c\\u2028d\\xa0e"  # as repr writes them
     assert shown(md(visible("ba\u200bnk"))) == "ba\\u200bnk"  # and md keeps the escape on the page
+
+
+def test_hide_paths_keeps_what_is_missing_and_how_to_fix_it_but_not_where_the_server_looked():
+    from app.safe import hide_paths
+    message = ("WordNet not found (looked in /usr/share/wordnet, /srv/app/data/probes/wordnet): install it with "
+               "`apt-get install -y wordnet-base`, or run `python -m elmo_core probe --prepare` (into data/probes/)")
+    assert hide_paths(message) == ("WordNet not found on this server: install it with `apt-get install -y "
+                                   "wordnet-base`, or run `python -m elmo_core probe --prepare` (into data/probes/)")
+    assert hide_paths("no reference corpus at /home/teacher/ref") == "no reference corpus at …"
+    assert hide_paths("the sense probe '/opt/x/probe.tsv' is missing; see C:\\data\\x, ~/y or https://e.org/a") == (
+        "the sense probe '…' is missing; see …, … or https://e.org/a")  # a URL and and/or are no paths
+    assert hide_paths("read/write and/or") == "read/write and/or"

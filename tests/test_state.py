@@ -93,6 +93,15 @@ def test_hostile_values_are_clamped_or_ignored_with_a_note(params, expected, say
     assert len(notes) == 1 and says in notes[0], notes
 
 
+def test_a_links_cr_and_crlf_are_line_breaks_and_unknown_parameters_are_counted():
+    view, notes = state.view_from_query({"s": "[a] one bank\r[b] two bank\r\nthree bank"})
+    assert view.text == "[a] one bank\n[b] two bank\nthree bank" and notes == []  # what the box shows and parses
+    assert state.view_from_query({"s": "a bank\nb bank"})[0].text == "a bank\nb bank"  # LF text as it came
+    _, notes = state.view_from_query({f"p{i}": "1" for i in range(9)})
+    assert notes == ["The link has parameters this explorer does not know ('p0', 'p1', 'p2', 'p3', 'p4' and 4 more); "
+                     "ignored."]
+
+
 def test_a_hostile_link_keeps_what_is_valid():
     view, notes = state.view_from_query({"ex": "bank", "word": "bank", "w": "x", "k": "7", "g": "1e400"}, EXAMPLES)
     assert (view.example, view.word, view.k, view.weights, view.gamma) == ("bank", "bank", 7, (), 1.0)

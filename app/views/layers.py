@@ -11,8 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from app import layers_logic as lg
-from app import resources
-from app.safe import md, md_with_code
+from app import resources, state
+from app.safe import hide_paths, md, md_with_code
 from elmo_core.probes import ProbeReport
 
 ss = st.session_state
@@ -40,7 +40,7 @@ def results_for(model: resources.LoadedModel) -> tuple[ProbeReport | None, str, 
     if model.key not in fingerprints:
         from elmo_core.evaluate import model_fingerprint
         fingerprints[model.key] = model_fingerprint(model.embedder)
-    report, why = lg.load_precomputed()
+    report, why = lg.load_precomputed(show_paths=resources.allow_server_paths())
     report, warning = lg.matching_report(report, fingerprints[model.key], model.key)
     return report, "precomputed" if report is not None else why, warning
 
@@ -63,10 +63,11 @@ def compute_section(model: resources.LoadedModel, have_results: bool, problems: 
         return
     bar = st.progress(0.0, text="Starting the probes…")
     try:
-        report = lg.compute_report(model.embedder, "quick", lambda f, text: bar.progress(min(f, 1.0), text=text))
+        report = lg.compute_report(resources.bounded_embedder(model), "quick",
+                                   lambda f, text: bar.progress(min(f, 1.0), text=text))
     except Exception as err:  # show any failure, keep the page usable
         bar.empty()
-        st.error(f"The probes failed: {md(err)}")
+        st.error(f"The probes failed: {md(err if resources.allow_server_paths() else hide_paths(err))}")
         return
     bar.empty()
     ss.setdefault("layers_computed", {})[model.key] = report
@@ -119,6 +120,8 @@ def main() -> None:
         st.error(f"No model could be loaded: {md(err)}")
         return
     st.title("What each layer knows")
+    for note in ss.pop(state.LINK_NOTES, None) or []:  # a session that opens on this page: what its link asked
+        st.warning(md(note))
     st.markdown(lg.EXPLANATION)
     st.latex(lg.FORMULA)
     st.markdown(lg.EXPLANATION_AFTER)
@@ -128,7 +131,7 @@ def main() -> None:
     st.markdown(f"**Model:** {md(model.display_name)} · {embedder.num_parameters:,} parameters · "
                 f"{embedder.num_layers} layers · vectors of {embedder.dim} numbers")
     report, source, warning = results_for(model)
-    problems = lg.data_problems()
+    problems = lg.data_problems(show_paths=resources.allow_server_paths())
     if report is None:
         st.info(f"{md(source)} No probe results for this model yet: "
                 + ("computing them needs the probe data, which is missing here (see below)." if problems
