@@ -25,8 +25,8 @@ MODELS = {
               "char_cnn": {"activation": "relu", "filters": FILTERS, "n_highway": 1, "embedding": {"dim": 16},
                            "n_characters": 262, "max_characters_per_token": 50}},
     "wide": {"lstm": {"use_skip_connections": True, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3,
-                      "dim": 16384, "n_layers": 2},
-             "char_cnn": {"activation": "relu", "filters": [[1, 16384]], "n_highway": 1, "embedding": {"dim": 4},
+                      "dim": 16384, "n_layers": 1},
+             "char_cnn": {"activation": "relu", "filters": [[1, 16384]], "n_highway": 0, "embedding": {"dim": 4},
                           "n_characters": 262, "max_characters_per_token": 50}},
 }
 SHAPES = [(1024, 1), (64, 40), (8, 200)]  # (sentences, tokens): the vocabulary pass, a page, long lines

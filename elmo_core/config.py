@@ -298,7 +298,7 @@ class BiLMConfig:
         return total
 
     def inference_bytes(self, positions: int) -> int:
-        """An upper estimate of the working memory, in bytes, of one float32 biLM forward pass (inference,
+        """An estimate of the working memory, in bytes, of one float32 biLM forward pass (inference,
         stateless) over ``positions`` token positions (batch x (longest sentence + 2)), parameters not
         included. It is what grows with the input; the parameters (4 bytes each) come on top.
 
@@ -306,8 +306,9 @@ class BiLMConfig:
         projection (3 NF + P); one LSTM layer's input projections for both directions, computed for every
         step at once (2 x 4C: the largest term for wide cells, ``lstm.LstmLayer``), its cell states (2C);
         and the L + 1 layers of 2P kept for the output, twice (the stack and its copy to numpy).
-        Measured against real passes by ``benchmarks/working_memory.py`` (peak resident memory stayed below
-        it in every case measured, by 1.3-6.4x: docs/INPUT_RULES.md).
+        Measured against real passes by ``benchmarks/working_memory.py`` (one thread: peak resident memory
+        1.3-6.7x below it); with several threads a full one-word batch can exceed it by up to 1.5x, so callers
+        that must stay within a limit keep a margin (docs/INPUT_RULES.md).
         """
         c, l = self.char_cnn, self.lstm
         per_position = 50 * 8 + 4 * (3 * c.n_filters + l.projection_dim + 2 * 4 * l.dim + 2 * l.dim

@@ -129,14 +129,15 @@ def test_the_vocabulary_pass_takes_as_many_words_as_fit_its_memory(tiny_embedder
     assert tiny_embedder.type_vector_batch() == 1024 and tiny_embedder.type_vector_batch(7) == 7
     wide = BiLMConfig.from_dict(json.loads(
         '{"lstm": {"use_skip_connections": true, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3, '
-        '"dim": 16384, "n_layers": 2}, "char_cnn": {"activation": "relu", "filters": [[1, 16384]], '
-        '"n_highway": 1, "embedding": {"dim": 4}, "n_characters": 262, "max_characters_per_token": 50}}'))
-    # per position: 400 bytes of ids, 4 x (3 x 16,384 + 16 + 8 x 16,384 + 2 x 16,384 + 2 x 3 x 32) floats
-    assert wide.inference_bytes(1) == 400 + 4 * (3 * 16384 + 16 + 8 * 16384 + 2 * 16384 + 2 * 3 * 32) == 853_200
+        '"dim": 16384, "n_layers": 1}, "char_cnn": {"activation": "relu", "filters": [[1, 16384]], '
+        '"n_highway": 0, "embedding": {"dim": 4}, "n_characters": 262, "max_characters_per_token": 50}}'))
+    assert wide.num_parameters() == 5_194_788  # the hostile-input review's wide model (a 20.8 MB upload)
+    # per position: 400 bytes of ids, 4 x (3 x 16,384 + 16 + 8 x 16,384 + 2 x 16,384 + 2 x 2 x 32) floats
+    assert wide.inference_bytes(1) == 400 + 4 * (3 * 16384 + 16 + 8 * 16384 + 2 * 16384 + 2 * 2 * 32) == 852_944
     torch.manual_seed(0)
     embedder = Embedder(BiLM(wide), device="cpu")
     batch = embedder.type_vector_batch()
-    assert batch == TYPE_VECTOR_MEMORY // (3 * 853_200) == 104
+    assert batch == TYPE_VECTOR_MEMORY // (3 * 852_944) == 104
     words = [f"w{i}" for i in range(batch + 3)]  # two calls: 104 words, then 3
     calls = []
     real = embedder.bilm.forward
