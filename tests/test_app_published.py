@@ -9,6 +9,7 @@ table knows no exact size for them (Original's weights must be 374,434,792 bytes
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 
@@ -296,8 +297,10 @@ def test_the_startup_model_named_by_the_environment(env, monkeypatch, caplog, na
 
 def test_make_app_with_a_model_downloads_it_first_and_without_one_is_unchanged():
     def dry(*args: str) -> str:
-        return subprocess.run(["make", "-n", "-o", ".venv/.installed", "app", *args], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout
+        # run from `make test` too: a nested make would print "Entering directory" lines around the recipe
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+        return subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "app", *args], cwd=ROOT,
+                              capture_output=True, text=True, check=True, env=env).stdout
 
     plain = dry()
     assert "elmo_core download" not in plain and "ELMO_EXPLORER_MODEL" not in plain
