@@ -156,13 +156,8 @@ class Cluster:
                     cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
             self.members.append(Replica(f"replica{i}", port, proc, log))
         for r in self.members:
-            while not healthy(r.url):
-                if r.proc.poll() is not None:
-                    raise RuntimeError(f"{r.name} exited with {r.proc.returncode}:\n{r.log.read_text()[-3000:]}")
-                if time.monotonic() > self._deadline:
-                    raise TimeoutError(f"{r.name} gave no 'ok' on /_stcore/health within {self.start_timeout:.0f} s:"
-                                       f"\n{r.log.read_text()[-3000:]}")
-                time.sleep(0.3)
+            self._wait(lambda r=r: healthy(r.url), r.proc, r.name, r.log,
+                       f"gave no 'ok' on /_stcore/health within {self.start_timeout:.0f} s", 0.3)
 
     def start_balancer(self) -> None:
         """HAProxy in front of the replicas; returns once it sees every one of them UP."""
@@ -177,13 +172,17 @@ class Cluster:
         with open(self.haproxy_log, "wb") as out:
             self.haproxy = subprocess.Popen([haproxy, "-db", "-f", str(CONFIG)], env=lb_env, stdout=out,
                                             stderr=subprocess.STDOUT, start_new_session=True)
-        while [s.status for s in self.servers().values()] != ["UP"] * len(self.members):
-            if self.haproxy.poll() is not None:
-                raise RuntimeError(f"haproxy exited with {self.haproxy.returncode}:\n{self.haproxy_log.read_text()}")
+        self._wait(lambda: [s.status for s in self.servers().values()] == ["UP"] * len(self.members),
+                   self.haproxy, "haproxy", self.haproxy_log, "did not see every replica UP", 0.2)
+
+    def _wait(self, ready, proc: subprocess.Popen, name: str, log: Path, late: str, pause: float) -> None:
+        """Until ``ready()``; the process's exit or the start deadline raise, with the end of its log."""
+        while not ready():
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
             if time.monotonic() > self._deadline:
-                raise TimeoutError(f"haproxy did not see every replica UP: {self.servers()}\n"
-                                   f"{self.haproxy_log.read_text()[-3000:]}")
-            time.sleep(0.2)
+                raise TimeoutError(f"{name} {late}:\n{log.read_text()[-3000:]}")
+            time.sleep(pause)
 
     def stop(self) -> None:
         if self.haproxy is not None:

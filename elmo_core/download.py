@@ -206,28 +206,30 @@ def _proxy_for(url: str) -> str | None:
     return proxies.get(url.split(":", 1)[0].lower()) or proxies.get("all")
 
 
-def _never_connected(exc: BaseException) -> bool:
-    """True when the error chain holds urllib3's NewConnectionError (refused, no route, name not resolved)."""
-    from urllib3.exceptions import NewConnectionError
-
-    while exc is not None:
-        if isinstance(exc, NewConnectionError):
-            return True
-        inner = getattr(exc, "reason", None)
-        exc = inner if isinstance(inner, BaseException) else (
-            exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None)
-    return False
-
-
-def _reason(exc: BaseException) -> str:
-    """The innermost cause of a requests/urllib3 error in one line, without the object reprs they add."""
+def _causes(exc: BaseException) -> list[BaseException]:
+    """The error and what it wraps, outermost first: requests and urllib3 keep the inner error in ``reason`` or
+    as the first argument."""
+    chain = [exc]
     while True:
         inner = getattr(exc, "reason", None)
         if not isinstance(inner, BaseException) and exc.args and isinstance(exc.args[0], BaseException):
             inner = exc.args[0]
-        if not isinstance(inner, BaseException) or inner is exc:
-            break
+        if not isinstance(inner, BaseException) or inner in chain:
+            return chain
+        chain.append(inner)
         exc = inner
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """True when the error chain holds urllib3's NewConnectionError (refused, no route, name not resolved)."""
+    from urllib3.exceptions import NewConnectionError
+
+    return any(isinstance(e, NewConnectionError) for e in _causes(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a requests/urllib3 error in one line, without the object reprs they add."""
+    exc = _causes(exc)[-1]
     text = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
     text = re.sub(r"<[^<>]*>: |^HTTPS?Connection\([^)]*\): ", "", text).strip()
     return (text.splitlines()[0][:200] if text else "") or type(exc).__name__
