@@ -124,3 +124,39 @@ def kwic_table(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence
     return (f'{CSS}<div class="kwic-wrap"><div class="kwic-head"><table class="kwic">{cap}{colgroup}{thead}</table>'
             f'</div><div class="kwic-body" style="max-height:{int(max_height_px)}px"><table class="kwic">{colgroup}'
             f"{tbody}</table></div></div>")
+
+
+LIST_CSS = """
+<style>
+.kwl{font-size:.9rem;line-height:1.4;margin-bottom:.5rem}
+.kwl>div{padding:2px 0;border-bottom:1px solid rgba(128,128,128,.15)}
+.kwl mark{background:#ffd54f;color:#000;padding:0 3px;border-radius:3px;font-weight:600}
+.kwl .n,.kwl .c{opacity:.75;font-variant-numeric:tabular-nums;margin-right:6px}
+.kwl .lab{background:#e8eefc;color:#1f4bb4;border-radius:4px;padding:0 5px;font-size:.8rem;margin-right:6px}
+</style>
+"""
+
+
+def _clip(text: str, chars: int, keep_end: bool) -> str:
+    """``text`` cut to about ``chars`` characters at a space, from its start (``keep_end``: from its end), with "…"."""
+    if len(text) <= chars:
+        return text
+    if keep_end:
+        cut = text[-chars:]
+        return ELLIPSIS + (cut.split(" ", 1)[1] if " " in cut[:-1] else cut)
+    cut = text[:chars]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[1:] else cut) + ELLIPSIS
+
+
+def kwic_list(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence[str]]] = (), chars: int = 30) -> str:
+    """Concordance lines for a narrow column: one short wrapped line each, its leading values first (kinds as in
+    ``kwic_table``: "n", "lab", "c"), then about ``chars`` characters of context on each side of the marked
+    target. A table's clipped contexts would leave a few letters there. Every value is escaped."""
+    rows = []
+    for i, line in enumerate(lines):
+        lead = "".join(f'<span class="{kind}">{html.escape(str(values[i]))}</span>' for _, kind, values in columns
+                       if str(values[i]))
+        rows.append(f"<div>{lead}{html.escape(_clip(line.left, chars, keep_end=True))} "
+                    f"<mark>{html.escape(line.target)}</mark> {html.escape(_clip(line.right, chars, keep_end=False))}"
+                    "</div>")
+    return f'{LIST_CSS}<div class="kwl">{"".join(rows)}</div>'

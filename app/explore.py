@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import os
 import re
+import sys
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -503,10 +505,69 @@ PROJECTIONS = ("auto", "pca", "umap", "tsne")
 PROJECTION_NAMES = {"auto": "auto (PCA or UMAP)", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
 
 _UMAP_LOCK = threading.Lock()  # numba's default threading layer breaks when several threads run UMAP at once
+_UMAP_IMPORT_LOCK = threading.Lock()
+NUMBA_CACHE_SUBDIR = "numba-cache"  # under the virtual environment: where `make app` puts UMAP's compiled code
+
+
+def numba_cache_dir() -> str | None:
+    """Where numba keeps UMAP's compiled code: ``NUMBA_CACHE_DIR`` when set (the Makefile and the Dockerfile set
+    it), else ``<virtual environment>/numba-cache`` in a virtual environment whose folder is writable (the one
+    `make app` fills, so that a server started without the Makefile, e.g. by ``elmo-explorer``, finds it too),
+    else None (numba's own default: beside the package's sources, or the user's cache folder)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    if sys.prefix == sys.base_prefix or not os.access(sys.prefix, os.W_OK):
+        return None
+    return os.path.join(sys.prefix, NUMBA_CACHE_SUBDIR)
+
+
+def import_umap():
+    """``import umap`` with numba's on-disk cache on for all of UMAP's compiled functions.
+
+    umap-learn marks one of its ~130 numba functions ``cache=True`` (pynndescent most of its own), so numba's
+    cache alone kept the first fit in every process at 11-13 s of compiling on 2 idle cores. During this import
+    ``numba.njit`` defaults to ``cache=True``: the first fit then reads the compiled code from the cache that
+    ``UmapWarmUp.run_now`` (`make app`, the Docker build) filled: import and first fit 2-3 s in a fresh process
+    instead of about 40 s with an empty cache. numba keys the cache by each source file's stamp and the CPU, so an
+    upgraded package or another machine compiles again (once). A function numba cannot cache (a closure) is
+    compiled as before.
+    """
+    if "umap" in sys.modules:
+        return sys.modules["umap"]
+    with _UMAP_IMPORT_LOCK:
+        if "umap" in sys.modules:
+            return sys.modules["umap"]
+        folder = numba_cache_dir()
+        if folder and not os.environ.get("NUMBA_CACHE_DIR") and "numba" not in sys.modules:
+            os.environ["NUMBA_CACHE_DIR"] = folder  # read when numba is imported
+        import numba
+        if folder and not numba.config.CACHE_DIR:  # numba was imported before: tell it now
+            numba.config.CACHE_DIR = folder
+        plain = numba.njit
+
+        def njit(*args, **kwargs):
+            if len(args) == 1 and callable(args[0]) and not kwargs:  # @numba.njit without arguments
+                return plain(cache=True)(args[0])
+            kwargs.setdefault("cache", True)
+            return plain(*args, **kwargs)
+
+        numba.njit = njit
+        try:
+            import umap
+        finally:
+            numba.njit = plain
+        return umap
 
 
 class UmapWarmUp:
-    """State of the background UMAP import + numba compile: 'off', 'warming', 'ready' or 'failed'."""
+    """UMAP's import and first fits in a fresh process: 'off', 'warming', 'ready' or 'failed'.
+
+    Started once per server process in a background thread (``app.resources.umap_warm_up``), and run once at
+    install by `make app` and the Docker build (``run_now``), which fills numba's on-disk cache: the warm-up then
+    takes about 3 s instead of about 40 s. The maps never depend on this state ("auto" is UMAP from
+    ``MIN_POINTS_FOR_UMAP`` points, always): a UMAP map asked for while it is 'warming' waits for it (the page's
+    spinner says so), and 'failed' only says why every UMAP map falls back to PCA.
+    """
 
     def __init__(self):
         self.state = "off"
@@ -516,29 +577,44 @@ class UmapWarmUp:
 
     def start(self) -> "UmapWarmUp":
         if self._thread is None:
+            from app import background
             self.state = "warming"
-            self._thread = threading.Thread(target=self._run, name="umap-warm-up", daemon=True)
-            self._thread.start()
+            self._thread = background.start(self._run, "umap-warm-up")
         return self
 
     def run_now(self) -> "UmapWarmUp":
-        """Warm up in the calling thread (tests, scripts)."""
+        """Warm up in the calling thread (`make app`, the Docker build, tests)."""
         self.state = "warming"
         self._run()
         return self
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until a started warm-up ended (tests); True when ready."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.state == "ready"
+
     def _run(self) -> None:
         import time
+
+        from app import background
         start = time.perf_counter()
         try:
             rng = np.random.default_rng(0)
             x = rng.normal(size=(40, 16)).astype(np.float32)
+            background.check()
             first = _umap_fit(x, seed=0, init=None)
+            background.check()
             _umap_fit(x, seed=0, init=first)  # the warm-started path as well
             self.state = "ready"
-        except Exception as err:  # umap missing or broken: the app falls back to PCA and says so
+        except background.Stopped:  # the process is exiting
+            self.state = "off"
+            return
+        except Exception as err:  # umap missing or broken: every UMAP map falls back to PCA and says so
             self.state, self.error = "failed", f"{type(err).__name__}: {err}"
         self.seconds = time.perf_counter() - start
+        if background.stopping():
+            return
         try:  # t-SNE's first fit in a process loads and initialises its extension (seconds): do it here too
             tsne_fit(l2_normalise(np.random.default_rng(0).normal(size=(40, 16)).astype(np.float32)), 0)
         except Exception:  # t-SNE then pays it on first use; nothing else depends on it
@@ -548,7 +624,7 @@ class UmapWarmUp:
 def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
     import warnings
 
-    import umap
+    umap = import_umap()
     n = len(x)
     data, metric = x, "cosine"
     if init is not None:
@@ -675,17 +751,18 @@ def distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[order], rank[inverse.reshape(-1)]
 
 
-def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = None, seed: int = 0,
-            umap_state: str = "ready") -> Projection:
-    """2-D map of the rows of ``x`` in cosine geometry.
+def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = None, seed: int = 0) -> Projection:
+    """2-D map of the rows of ``x`` in cosine geometry: a function of its arguments alone, so that a link draws
+    the same map whenever and wherever it is opened (never of the server's state, such as UMAP's warm-up: a
+    UMAP fit asked for while the warm-up runs waits for it).
 
     Args:
         x: (n, D) vectors.
-        method: "auto" (PCA below 15 points, else UMAP), "pca", "umap" or "tsne".
+        method: "auto" (PCA below ``MIN_POINTS_FOR_UMAP`` points, else UMAP), "pca", "umap" or "tsne".
         previous: (n, 2) layout of the same points from the last call: UMAP and t-SNE start from it and
             every result is Procrustes-aligned to it, so the map stays put while weights change.
         seed: random seed (UMAP, t-SNE).
-        umap_state: the warm-up state; UMAP is only used when it is "ready" (else PCA, with a note).
+    Raises: what UMAP or t-SNE raise when they fail (``app.frame`` then shows PCA and says why).
     """
     if method not in PROJECTIONS:
         raise ValueError(f"unknown projection {method!r}; choose one of {PROJECTIONS}")
@@ -705,11 +782,6 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
         chosen, note = "pca", f"UMAP needs at least 4 points; showing PCA for {n}."
     if chosen == "tsne" and n < 5:
         chosen, note = "pca", f"t-SNE needs at least 5 points; showing PCA for {n}."
-    if chosen == "umap" and umap_state != "ready":
-        why = {"warming": "UMAP is still compiling in the background (about 20 s after start-up on an idle "
-                          "machine)",
-               "off": "UMAP has not been started", "failed": "UMAP failed to start"}.get(umap_state, "UMAP is unavailable")
-        chosen, note = "pca", f"{why}; showing PCA meanwhile."
     if float(np.ptp(x, axis=0).max()) == 0.0:
         return Projection(np.zeros((n, 2)), "pca", "All points have the same vector (e.g. layer 0 alone for one "
                           "spelling): they sit on one spot.")
@@ -850,7 +922,8 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     """Silhouette (cosine) and, with sense labels, leave-one-out 1-NN accuracy.
 
     Without labels (fewer than 2 distinct ones), the silhouette is that of the best 2..6-cluster split found
-    by average-linkage clustering (``app.clusters.discover``): how clearly the occurrences fall into groups at all.
+    by average-linkage clustering (``app.clusters.discover``, clusters of ``min_cluster_size`` or more; also
+    when it is too low to count as clusters): how clearly the occurrences fall into groups at all.
     """
     from sklearn.metrics import silhouette_score
     zero = zero_rows(x)
@@ -875,10 +948,11 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     if float(np.ptp(x, axis=0).max()) == 0.0:
         return Separation(None, None, None, "All vectors are identical.")
     found = discover(x)  # the Senses tab's split: one answer to "how many groups" on the page
-    if found is None:
+    if found is None or found.best is None:
         return Separation(None, None, None, "No grouping found.")
+    weak = "" if found.clear else " (no clear clusters)"
     return Separation(found.silhouette, None, None,
-                      f"No sense labels: silhouette of the best split into {found.k} groups.")
+                      f"No sense labels: silhouette of the best split into {found.best} groups{weak}.")
 
 
 # ---- slider ranges and presets (the link itself: ``app.state``) ----------------------------------------------

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.explore import Line, Occurrence
-from app.safe import plot
+from app.safe import plot, vega
 
 FORMULA_PREFIXES = ("=", "+", "-", "@")  # what spreadsheets read as the start of a formula (OWASP CSV injection)
 _BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
@@ -202,11 +202,17 @@ def file_stem(word: str, model: str, what: str) -> str:
     return f"elmo_{part(word, 30)}_{part(model.rsplit('.', 1)[0] if '.' in model else model, 30)}_{part(what, 20)}"
 
 
-def map_title(settings: Settings, method: str) -> str:
-    """The map's title (also that of its PNG): word, model, s, γ, layer norm and the projection method."""
+def map_title_text(settings: Settings, method: str) -> str:
+    """The map's title as plain text (the Vega-Lite map, its PNG and HTML): word, model, s, γ, layer norm and the
+    projection method."""
     s = " / ".join(f"{v:.2f}" for v in settings.s)
     ln = ", layer norm" if settings.layer_norm else ""
-    return plot(f"“{settings.word}” · {settings.model} · s = {s} · γ = {settings.gamma:g}{ln} · {method}")
+    return vega(f"“{settings.word}” · {settings.model} · s = {s} · γ = {settings.gamma:g}{ln} · {method}")
+
+
+def map_title(settings: Settings, method: str) -> str:
+    """The map's title for plotly (its pseudo-HTML escaped): ``map_title_text``."""
+    return plot(map_title_text(settings, method))
 
 
 def png_config(stem: str) -> dict:

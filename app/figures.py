@@ -17,7 +17,8 @@ PALETTE = qualitative.D3 + qualitative.Set2
 MAX_LEGEND_SENTENCES = 20  # colour by sentence with a legend up to this many sentences, else a colour scale
 GREY = "rgba(150, 150, 150, 0.45)"
 MAX_HEATMAP_TICKS = 40  # the similarity heatmaps name their rows up to this many occurrences
-HEATMAP_ROW_PX = 12  # room per named row: the 9-px labels do not touch
+HEATMAP_ROW_PX = 18  # room per named row: the 14-px labels do not touch
+READABLE_FONT = 14  # px, the least for chart text a class reads off a projector: labels, values, hover text
 
 
 def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window: int = 25) -> str:
@@ -59,80 +60,15 @@ def cluster_colour(cluster: int) -> str:
     return PALETTE[cluster % len(PALETTE)] if cluster >= 0 else GREY
 
 
-def contexts_map(coords: np.ndarray, occurrences: Sequence[Occurrence], lines: Sequence[Line], color_by: str = "label",
-                 selected: int | None = None, context_coords: np.ndarray | None = None,
-                 context_rows: Sequence[tuple[int, int]] = (), title: str = "", revision: str = "",
-                 clusters: Sequence[int] | None = None, height: int = 520) -> go.Figure:
-    """Scatter of the target word's occurrences, one colour per sense label (or sentence).
-
-    Args:
-        coords: (n, 2) map coordinates of the occurrences.
-        selected: index of the occurrence used as the neighbours query (drawn with a ring).
-        context_coords: (m, 2) coordinates of the other tokens, drawn in grey; ``context_rows`` holds their
-            (line, position).
-        revision: plotly ``uirevision``: zoom and pan survive updates while it stays the same.
-        clusters: (n,) cluster number per occurrence (-1: none), for ``color_by="cluster"``.
-        title: already made safe for plotly (``app.safe.plot``).
-    Every occurrence point carries ``customdata = [occurrence index]`` (context points: -1), so a click can
-    be mapped back.
-    """
-    fig = go.Figure()
-    if context_coords is not None and len(context_coords):
-        fig.add_trace(go.Scatter(
-            x=context_coords[:, 0], y=context_coords[:, 1], mode="markers", name="other words",
-            marker=dict(size=5, color=GREY), customdata=[[-1]] * len(context_coords),
-            text=[hover_sentence(lines[li].tokens, pos) for li, pos in context_rows],
-            hovertemplate="%{text}<extra>other word</extra>"))
-    groups: dict[str, list[int]] = {}
-    if color_by == "cluster" and clusters is None:
-        color_by = "label"
-    for i, occ in enumerate(occurrences):
-        groups.setdefault(_label_of(occ, color_by, cluster_of(clusters, i)), []).append(i)
-    if color_by == "cluster":  # cluster 1, 2, ... in order, whatever occurrence comes first
-        groups = dict(sorted(groups.items(), key=lambda kv: (not kv[0].startswith("cluster "), len(kv[0]), kv[0])))
-    many = color_by == "sentence" and len(groups) > MAX_LEGEND_SENTENCES
-    if many:
-        idx = list(range(len(occurrences)))
-        groups = {"occurrences": idx}
-    for g, (name, idx) in enumerate(groups.items()):
-        marker = dict(size=11, line=dict(width=1, color="white"))
-        if many:
-            marker.update(color=[occurrences[i].line for i in idx], colorscale="Turbo", showscale=True,
-                          colorbar=dict(title="sentence"))
-        else:
-            marker.update(color=PALETTE[g % len(PALETTE)])
-        fig.add_trace(go.Scatter(
-            x=coords[idx, 0], y=coords[idx, 1], mode="markers", name=plot(name), marker=marker,
-            customdata=[[i] for i in idx],
-            text=[_hover_head(i, occurrences[i], clusters) + "<br>"
-                  + hover_sentence(lines[occurrences[i].line].tokens, occurrences[i].position) for i in idx],
-            hovertemplate="%{text}<extra></extra>"))
-    if selected is not None and 0 <= selected < len(occurrences):
-        fig.add_trace(go.Scatter(
-            x=[coords[selected, 0]], y=[coords[selected, 1]], mode="markers", name="neighbours query",
-            marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=2.5, color="black")),
-            customdata=[[selected]], hoverinfo="skip"))
-    # The legend goes under the plot: above it, a legend of several lines (colour by sentence; a map half the
-    # page wide) ran into the title and the toolbar. The title sits on the plot's top edge, under the toolbar.
-    fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=14), y=1.0, yref="paper", yanchor="bottom",
-                   pad=dict(b=6)), height=height,
-        margin=dict(l=10, r=10, t=64 if title else 36, b=10), uirevision=revision,
-        legend=dict(orientation="h", yanchor="top", y=-0.02, x=0), clickmode="event+select", dragmode="pan",
-        plot_bgcolor="white", hoverlabel=dict(align="left"))
-    fig.update_xaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None)
-    fig.update_yaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False, title=None,
-                     scaleanchor="x", scaleratio=1)
-    return fig
-
-
 def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: Sequence[str]) -> go.Figure:
     """Side-by-side cosine similarity matrices (one per layer and the mix) on one shared colour scale.
 
     The scale runs from the smallest value in any panel to 1, so panels are comparable.
     """
     k = len(panels)
-    fig = make_subplots(rows=1, cols=k, subplot_titles=[plot(t) for t, _ in panels], horizontal_spacing=0.02)
+    # the panel titles on two lines ("layer 2<br>(biLSTM, top)"): four fit side by side at 14 px
+    fig = make_subplots(rows=1, cols=k, subplot_titles=[plot(t).replace(" (", "<br>(", 1) for t, _ in panels],
+                        horizontal_spacing=0.02)
     zmin = min(float(np.min(m)) for _, m in panels) if panels else 0.0
     zmin = min(zmin, 0.99)
     rows = len(tick_labels)
@@ -142,18 +78,20 @@ def similarity_heatmaps(panels: Sequence[tuple[str, np.ndarray]], tick_labels: S
         fig.add_trace(go.Heatmap(
             z=np.asarray(m, dtype=np.float32), x=ticks, y=ticks, zmin=zmin, zmax=1.0,
             colorscale="Viridis", showscale=c == k,
-            colorbar=dict(title=dict(text="cos", side="right"), len=0.9, thickness=14),
+            colorbar=dict(title=dict(text="cos", side="right", font=dict(size=READABLE_FONT)), len=0.9, thickness=14,
+                          tickfont=dict(size=READABLE_FONT)),
             hovertemplate="%{y}<br>vs %{x}<br>cos = %{z:.3f}<extra>" + plot(title) + "</extra>"),
             row=1, col=c)
         # every row named (plotly thins category labels that it thinks too close); the panels are not kept
         # square, so their height, not the page width, gives each row its HEATMAP_ROW_PX
         fig.update_yaxes(autorange="reversed", row=1, col=c, showticklabels=show_ticks and c == 1,
-                         tickfont=dict(size=9), type="category", tickmode="array", tickvals=ticks, ticks="",
+                         tickfont=dict(size=READABLE_FONT), type="category", tickmode="array", tickvals=ticks, ticks="",
                          showgrid=False)
         fig.update_xaxes(showticklabels=False, row=1, col=c, type="category", ticks="", showgrid=False)
     plot_px = HEATMAP_ROW_PX * rows if show_ticks else 240
-    fig.update_layout(height=max(280, min(560, plot_px + 70)), margin=dict(l=10, r=10, t=60, b=10))
-    fig.update_annotations(font_size=11)  # four panel titles side by side fit at 1,024 px
+    fig.update_layout(height=max(280, min(640, plot_px + 90)), margin=dict(l=10, r=10, t=80, b=10),
+                      font=dict(size=READABLE_FONT), hoverlabel=dict(font_size=READABLE_FONT))
+    fig.update_annotations(font_size=READABLE_FONT)
     return fig
 
 
@@ -163,7 +101,8 @@ def _bar_values(values: Sequence[float | None]) -> dict:
     return dict(y=[0.0 if v is None else v for v in values],
                 text=["n/a" if v is None else f"{v:.2f}" for v in values], texttemplate="%{text}",
                 textposition=["outside" if v is None or abs(v) < 0.15 else "inside" for v in values],
-                insidetextanchor="end", cliponaxis=False,
+                insidetextanchor="end", cliponaxis=False, textangle=0,
+                textfont=dict(size=READABLE_FONT),
                 hovertemplate="%{x}: %{text}<extra>%{fullData.name}</extra>")
 
 
@@ -183,28 +122,21 @@ def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.F
     if chance is not None:
         fig.add_hline(y=chance, line_dash="dot", line_color="grey", layer="below")
         fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=chance, yref="y", showarrow=False,
-                           text=f"1-NN<br>chance {chance:.2f}", align="left", font=dict(size=11, color="grey"))
-    fig.update_layout(barmode="group", height=320, margin=dict(l=10, r=78 if chance is not None else 10, t=30, b=10),
-                      yaxis=dict(range=[min(0.0, *(s.silhouette or 0 for s in scores)) - 0.12, 1.12]),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0))
+                           text=f"1-NN<br>chance {chance:.2f}", align="left",
+                           font=dict(size=READABLE_FONT, color="grey"))
+    fig.update_layout(barmode="group", height=320, margin=dict(l=10, r=90 if chance is not None else 10, t=30, b=10),
+                      # each size named: Streamlit's chart theme sets the legend's and the ticks' own (12 px)
+                      font=dict(size=READABLE_FONT), hoverlabel=dict(font_size=READABLE_FONT),
+                      uniformtext=dict(minsize=READABLE_FONT, mode="show"),
+                      xaxis=dict(tickfont=dict(size=READABLE_FONT)),
+                      yaxis=dict(range=[min(0.0, *(s.silhouette or 0 for s in scores)) - 0.12, 1.12],
+                                 tickfont=dict(size=READABLE_FONT)),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, font=dict(size=READABLE_FONT)))
     return fig
 
 
-# ---- the explorer's three figures of one frame (the page and the speed benchmark draw the same) ------------
-def frame_map(frame, occurrences: Sequence[Occurrence], table, color_by: str, title: str = "",
-              height: int = 520) -> go.Figure | None:
-    """The contexts map of an ``app.frame.Frame``; None when the frame has no map. ``title``: plotly-safe."""
-    if frame.coords is None:
-        return None
-    n = len(occurrences)
-    context = frame.coords[n:] if len(frame.context_rows) else None
-    context_pos = [(int(table.line_of_row[r]), int(r - table.offsets[table.line_of_row[r]])) for r in frame.context_rows]
-    clusters = frame.clusters.labels if frame.clusters is not None else None
-    return contexts_map(frame.coords[:n], occurrences, table.lines, color_by, selected=frame.query,
-                        context_coords=context, context_rows=context_pos, revision=str(hash(frame.signature)),
-                        clusters=clusters, title=title, height=height)
-
-
+# ---- the explorer's figures of one frame (the page and the speed benchmark draw the same; the contexts map is
+# app.map_chart's Vega-Lite chart) ----------------------------------------------------------------------------------
 def small_multiples(maps, occurrences: Sequence[Occurrence], lines: Sequence[Line], color_by: str = "label",
                     clusters: Sequence[int] | None = None, title: str = "") -> go.Figure:
     """One panel per layer and the mix (``app.frame.LayerMaps``), side by side on shared axes (the panels are
@@ -244,17 +176,6 @@ def small_multiples(maps, occurrences: Sequence[Occurrence], lines: Sequence[Lin
     return fig
 
 
-def comparison_maps(sides, occurrences: Sequence[Occurrence], table, color_by: str) -> list[go.Figure | None]:
-    """The contexts map of each side of ``app.compare.compare`` (None for a side without a map). Each side
-    clusters on its own, so "cluster" colours by label instead (the same colour then means the same on both)."""
-    color_by = "label" if color_by == "cluster" else color_by
-    out = []
-    for side in sides:
-        title = plot(side.name) + (" (aligned to the left map)" if side.aligned else "")
-        out.append(frame_map(side.frame, occurrences, table, color_by, title=title, height=420))
-    return out
-
-
 def frame_heatmaps(frame, occurrences: Sequence[Occurrence]) -> go.Figure | None:
     """The per-layer similarity matrices of a frame; None with fewer than 2 occurrences."""
     if not frame.panels:
@@ -290,10 +211,11 @@ def for_projector(fig: go.Figure) -> go.Figure:
     ``PROJECTOR_FONT`` px, the title 4 px larger. The x tick labels and text given its own size (heatmap
     rows, panel titles) keep theirs: they were sized to fit their place."""
     out = go.Figure(fig)
+    as_they_were = fig.layout.font.size or 12  # plotly's default
     out.update_layout(font=dict(size=PROJECTOR_FONT), legend=dict(font=dict(size=PROJECTOR_FONT)))
     for axis in out.select_xaxes():  # x tick labels as they were: taller ones ran into a legend under the plot
         if axis.tickfont.size is None:
-            axis.tickfont.size = 12
+            axis.tickfont.size = as_they_were
     if out.layout.title.text:
         out.update_layout(title=dict(font=dict(size=PROJECTOR_FONT + 4)))
     return out

@@ -1,4 +1,5 @@
-"""Everything the explorer shows for one setting of its controls, computed in one call: ``compute_frame``.
+"""Everything the explorer shows for one setting of its controls: ``compute_frame`` (the mix and the map at once;
+the neighbours, matrices, scores and clusters when a view first reads them, see ``Frame``).
 
 The explorer page reads its widgets into ``Controls``, calls ``compute_frame`` and renders the ``Frame``, with
 the words this module writes for it (the mix's formula, notes, captions, the sense clusters' list); the speed
@@ -11,11 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from app import explore as ex
-from app.clusters import NO_CLUSTER, SenseClusters, discover
+from app.clusters import NO_CLUSTER, SenseClusters, discover, no_clear_clusters_note
 from app.display import Kwic, kwic, plural
 from app.safe import md
 
@@ -62,10 +64,16 @@ class Frame:
     vector (drawn at one spot); zero: bool (n,) all-zero vectors; projection: coordinates (n + c, 2) or None;
     base_layout: (key, coords or None) the layout of the same points at equal weights, fitted from scratch
     (seeded), which every layout of these points starts from (see ``compute_frame``); query: the query
-    occurrence; layer0_neighbours: [(word type, cosine)] (layer0_note says among which words); neighbours:
-    [(token, label, cosine, Kwic)] in the sentences; reference_neighbours: [(cosine, Kwic)] or None; panels: [(name, (m, m) cosine matrix)] per
-    layer and the mix over ``shown`` occurrences; separation: per layer and the mix; clusters: the occurrences'
-    sense clusters in the mix (None when they cannot be split); notes: for the user.
+    occurrence; panel_names: the layers' and the mix's names; shown: the occurrences in the matrices; notes: for
+    the user.
+
+    Computed when first read, since a control move redraws only the open view (the map needs none of them):
+    layer0_neighbours: [(word type, cosine)] (layer0_note says among which words); neighbours: [(token, label,
+    cosine, Kwic)] in the sentences; reference_neighbours: [(cosine, Kwic)] or None (reference_note: where
+    from); panels: (m, m) cosine matrices per layer and the mix over ``shown``; separation: per layer and the
+    mix; clusters: the occurrences' sense clusters in the mix (None when they cannot be split). ``table``,
+    ``occurrences``, ``reference`` and ``types`` are what they are computed from; ``layer_scores`` holds the
+    layers' separation scores, shared with the next frame while ``separation_key`` stays the same.
     """
 
     controls: Controls
@@ -83,19 +91,73 @@ class Frame:
     base_layout: tuple | None
     query: int
     clicked: int | None
-    layer0_neighbours: list[tuple[str, float]]
-    neighbours: list[tuple[str, str, float, str]]
-    reference_neighbours: list[tuple[float, str]] | None
-    reference_note: str
     panel_names: list[str]
-    panels: list[np.ndarray]
     shown: list[int]
-    separation: list[ex.Separation]
     separation_key: tuple
     map_ms: float
-    clusters: SenseClusters | None = None
+    table: ex.TokenTable = field(repr=False, compare=False)
+    occurrences: Sequence[ex.Occurrence] = field(repr=False, compare=False)
+    reference: Reference | None = field(default=None, repr=False, compare=False)
+    types: object = field(default=None, repr=False, compare=False)
+    layer_scores: dict = field(default_factory=dict, repr=False, compare=False)
     notes: list[str] = field(default_factory=list)
-    layer0_note: str = ""  # what the layer-0 column was searched in (the vocabulary, or the input while it computes)
+
+    @cached_property
+    def neighbours(self) -> list[tuple[str, str, float, Kwic]]:
+        return _sentence_neighbours(self.table, self.mixed, self.rows, self._q_row, self.controls)
+
+    @cached_property
+    def _reference_found(self) -> tuple[list[tuple[float, Kwic]] | None, str]:
+        return _reference_neighbours(self.reference, self.word, self.mixed[self._q_row], self.controls)
+
+    @property
+    def reference_neighbours(self) -> list[tuple[float, Kwic]] | None:
+        return self._reference_found[0]
+
+    @property
+    def reference_note(self) -> str:
+        return self._reference_found[1]
+
+    @cached_property
+    def _layer0_found(self) -> tuple[list[tuple[str, float]], str]:
+        return _layer0_neighbours(self.table, self.reference, self._q_row, int(self.controls.k), self.types)
+
+    @property
+    def layer0_neighbours(self) -> list[tuple[str, float]]:
+        return self._layer0_found[0]
+
+    @property
+    def layer0_note(self) -> str:
+        """What the layer-0 column was searched in (the vocabulary, or the input while it computes)."""
+        return self._layer0_found[1]
+
+    @cached_property
+    def panels(self) -> list[np.ndarray]:
+        return [ex.cosine_matrix(v[self.shown]) for v in self._vectors_per_panel] if len(self.rows) >= 2 else []
+
+    @cached_property
+    def separation(self) -> list[ex.Separation]:
+        if len(self.rows) < 2:
+            return []
+        vecs = self._vectors_per_panel
+        labels = [o.label for o in self.occurrences]
+        if "layers" not in self.layer_scores:  # the layers do not depend on s or gamma
+            self.layer_scores["layers"] = [ex.separation(v, labels) for v in vecs[:-1]]
+        return self.layer_scores["layers"] + [ex.separation(vecs[-1], labels)]
+
+    @cached_property
+    def clusters(self) -> SenseClusters | None:
+        return None if self.same_vector else discover(self.vectors, self.controls.n_clusters or None)
+
+    @property
+    def _q_row(self) -> int:
+        return int(self.rows[self.query])
+
+    @property
+    def _vectors_per_panel(self) -> list[np.ndarray]:
+        """(n, D) per layer (as the layer norm gives it) and the mix."""
+        layers = self.table.layers(self.controls.layer_norm)
+        return [layers[j][self.rows] for j in range(self.table.num_layers)] + [self.vectors]
 
     @property
     def coords(self) -> np.ndarray | None:
@@ -110,8 +172,8 @@ class Frame:
     @property
     def cluster_labels(self) -> np.ndarray | None:
         """int (n,) each occurrence's sense cluster (``clusters.NO_CLUSTER`` for all-zero vectors); None when the
-        occurrences could not be clustered."""
-        return self.clusters.labels if self.clusters is not None else None
+        occurrences could not be clustered or form no clear clusters."""
+        return self.clusters.labels if self.clusters is not None and self.clusters.clear else None
 
 
 def layer_name(j: int, num_layers: int) -> str:
@@ -135,25 +197,23 @@ def _context_rows(table: ex.TokenTable, rows: np.ndarray) -> np.ndarray:
     return others
 
 
-def _project(points: np.ndarray, method: str, previous: np.ndarray | None, umap_state) -> ex.Projection:
+def _project(points: np.ndarray, method: str, previous: np.ndarray | None) -> ex.Projection:
     try:
-        return ex.project(points, method, previous, seed=0, umap_state=umap_state)
+        return ex.project(points, method, previous, seed=0)
     except Exception as err:  # a projection library failing must not take the page down
         return ex.Projection(ex.pca_2d(ex.l2_normalise(points)) if len(points) >= 3 else None, "pca",
                              f"The {method} projection failed ({md(err)}); showing PCA.")
 
 
 def _layout(table: ex.TokenTable, rows: np.ndarray, context_rows: np.ndarray, points: np.ndarray, same: bool,
-            controls: Controls, signature: tuple, memo: tuple | None, umap_state) -> tuple[ex.Projection, tuple]:
+            controls: Controls, signature: tuple, memo: tuple | None) -> tuple[ex.Projection, tuple]:
     """The map's projection, a function of the controls alone (so a link redraws the same map anywhere).
 
     The base layout of these points is the projection of their equal-weights mix, fitted from scratch with a
-    fixed seed (memoised in ``memo`` while the points, the layer norm, the method and UMAP's readiness stay
-    the same). Any other mix starts from the base (UMAP's and t-SNE's init) and is aligned to it (Procrustes),
+    fixed seed (memoised in ``memo`` while the points, the layer norm and the method stay the same). Any other mix starts from the base (UMAP's and t-SNE's init) and is aligned to it (Procrustes),
     so points move smoothly while the sliders move and a fresh session gets the same picture.
     """
-    ready = umap_state == "ready"
-    key = (signature, controls.layer_norm, controls.projection, ready)
+    key = (signature, controls.layer_norm, controls.projection)
     if memo is not None and memo[0] == key:
         base = memo[1]
     else:
@@ -161,13 +221,13 @@ def _layout(table: ex.TokenTable, rows: np.ndarray, context_rows: np.ndarray, po
         base_points = np.concatenate([equal[rows], equal[context_rows]]) if len(context_rows) else equal[rows]
         base = None
         if not ex.nearly_identical(base_points[:len(rows)]) and float(np.ptp(base_points, axis=0).max()) > 0:
-            base = _project(base_points, controls.projection, None, umap_state)
+            base = _project(base_points, controls.projection, None)
         memo = (key, base)
     if same or base is None or base.coords is None:
-        return _project(points, controls.projection, None, umap_state), memo
+        return _project(points, controls.projection, None), memo
     if len(set(controls.weights)) <= 1:  # equal weights: the base itself
         return base, memo
-    return _project(points, controls.projection, base.coords, umap_state), memo
+    return _project(points, controls.projection, base.coords), memo
 
 
 def _query(controls: Controls, previous: Frame | None, word: str, n: int) -> int:
@@ -234,7 +294,8 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
             the layers are reused when they still apply, and its query and click tell a new click from an
             old one. The map does not depend on it: the same controls give the same map in any session.
         reference: the reference corpus for the word, for its neighbours column (None: no column).
-        umap_state: ``UmapWarmUp.state`` (UMAP is used only once it is compiled).
+        umap_state: ignored: the map never depends on UMAP's warm-up (a UMAP map waits for it); accepted so that
+            callers written before still run.
         types: the model's ``app.type_vectors.TypeVectors`` for the layer-0 column (None, or not ready yet:
             the input's word types instead; ``Frame.layer0_note`` says which).
     Returns: the Frame.
@@ -255,39 +316,22 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
         points[:len(x)] = x[0]
     signature = (model_key, tuple(rows.tolist()), tuple(context_rows.tolist()))
     proj, base_layout = _layout(table, rows, context_rows, points, same, controls, signature,
-                                previous.base_layout if previous is not None else None, umap_state)
+                                previous.base_layout if previous is not None else None)
     map_ms = (time.perf_counter() - start) * 1000
 
     n = len(occurrences)
-    query = _query(controls, previous, word, n)
-    q_row = int(rows[query])
-    reference_rows, reference_note = _reference_neighbours(reference, word, mixed[q_row], controls)
-    layer0, layer0_note = _layer0_neighbours(table, reference, q_row, int(controls.k), types)
-
     order = sorted(range(n), key=lambda i: (occurrences[i].label or "", i))
     shown = order if n <= MAX_MATRIX_OCCURRENCES else [
         order[i] for i in np.linspace(0, n - 1, MAX_MATRIX_OCCURRENCES).round().astype(int)]
-    layers = table.layers(controls.layer_norm)
     names = [layer_name(j, num_layers) for j in range(num_layers)] + ["ELMo mix (current s, γ)"]
-    vecs = [layers[j][rows] for j in range(num_layers)] + [mixed[rows]]
-    panels = [ex.cosine_matrix(v[shown]) for v in vecs] if n >= 2 else []
-    labels = [o.label for o in occurrences]
     sep_key = (signature, controls.layer_norm)
-    if previous is not None and previous.separation_key == sep_key:
-        per_layer = previous.separation[:num_layers]  # the layers do not depend on s or gamma
-    else:
-        per_layer = [ex.separation(vecs[j], labels) for j in range(num_layers)]
-    scores = per_layer + [ex.separation(vecs[-1], labels)] if n >= 2 else []
-
-    clusters = None if same else discover(x, controls.n_clusters or None)
-    zero = ex.zero_rows(x)
+    shared = previous.layer_scores if previous is not None and previous.separation_key == sep_key else {}
     notes = []
     if n > MAX_MATRIX_OCCURRENCES:
         notes.append(f"Showing {MAX_MATRIX_OCCURRENCES} of {n} occurrences in the matrices (evenly spread).")
-    return Frame(controls, model_key, word, s, mixed, rows, x, context_rows, same, zero, signature, proj, base_layout,
-                 query, controls.clicked, layer0,
-                 _sentence_neighbours(table, mixed, rows, q_row, controls), reference_rows, reference_note,
-                 names, panels, shown, scores, sep_key, map_ms, clusters, notes, layer0_note)
+    return Frame(controls, model_key, word, s, mixed, rows, x, context_rows, same, ex.zero_rows(x), signature, proj,
+                 base_layout, _query(controls, previous, word, n), controls.clicked, names, shown, sep_key, map_ms,
+                 table, list(occurrences), reference, types, shared, notes)
 
 
 # ---- what the page says about a frame (markdown; user text escaped) ------------------------------------------
@@ -381,13 +425,19 @@ class ClusterGroup:
 
 
 def cluster_summary(found: SenseClusters) -> tuple[str, str]:
-    """(headline, silhouettes line or "") of the found clusters."""
+    """(headline, silhouettes line or "") of the found clusters (``found.clear`` False: "no clear clusters", why)."""
+    small = (f"; {', '.join(str(k) for k in sorted(found.too_small))} left out (a cluster under "
+             f"{found.min_size} occurrences)" if found.too_small else "")
+    per_k = ("Silhouette per number of clusters: " + ", ".join(f"{k}: {v:.2f}" for k, v in found.silhouettes.items())
+             + small if len(found.silhouettes) > 1 or (found.too_small and found.silhouettes) else "")
+    if not found.clear:
+        # our own words (numbers and fixed text; md would put a word joiner in "clusters:")
+        return no_clear_clusters_note(found).replace("No clear clusters:", "**No clear clusters**:", 1) + (
+            " " + md(found.note) if found.note else ""), per_k
     how = ("chosen by silhouette among " + ", ".join(str(k) for k in found.silhouettes)
            if found.chosen_by == "silhouette" else "set by hand")
     head = (f"**{found.k} clusters** in the current mix ({how}); silhouette {found.silhouette:.2f} "
             "(−1…1, higher = groups further apart). " + md(found.note))
-    per_k = ("Silhouette per number of clusters: " + ", ".join(f"{k}: {v:.2f}" for k, v in found.silhouettes.items())
-             if len(found.silhouettes) > 1 else "")
     return head, per_k
 
 
@@ -483,13 +533,14 @@ class LayerMaps:
 
 
 def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = None,
-               umap_state: str = "ready") -> LayerMaps | None:
+               umap_state: str | None = None) -> LayerMaps | None:
     """Small multiples for a frame: each layer projected alone with the method of the frame's map, aligned
     to the mix's map (its occurrence points).
 
     Args:
         previous: the last result; its layer fits are reused when the points, layer norm and method are the
             same (a slider move changes only the mix panel and the alignment).
+        umap_state: ignored (as in ``compute_frame``).
     Returns: None when the frame has no map (fewer than 3 occurrences).
     """
     if frame.coords is None:
@@ -510,7 +561,7 @@ def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = 
             fits.append(np.zeros((n, 2)))
             notes.append("one vector for all: one spot")
             continue
-        found = _project(x, method, None, umap_state)
+        found = _project(x, method, None)
         fits.append(found.coords if found.coords is not None else np.zeros((n, 2)))
         notes.append(found.note if found.method == method else f"{METHOD_NAMES.get(found.method, found.method)}: "
                                                                  f"{found.note}")

@@ -165,6 +165,13 @@ def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) ->
     return list(set_layer_weights(state, weights_for_explorer(s)))
 
 
+def used_weights_message(task: str, w: Sequence[float]) -> str:
+    """What the Explorer says beside its sliders after a task's weights were put there (plain text)."""
+    got = softmax(w)
+    return (f"The sliders hold the {task_label(task)} weights from the Layer probes page: "
+            f"w = {', '.join(f'{v:.1f}' for v in w)}, so s = {', '.join(f'{v:.2f}' for v in got)}.")
+
+
 # ---- figures ---------------------------------------------------------------------------------------------------
 NONE = "-"  # a table cell for what a task does not have (no learned mix, no paper number)
 

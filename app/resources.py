@@ -24,7 +24,10 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
                                                     374 MB because a student clicked)
     ELMO_CORE_CACHE, ELMO_CORE_BASE_URL             the published models' cache folder and mirror
                                                     (``elmo_core.published``)
-    ELMO_EXPLORER_UMAP_WARMUP=0                     do not compile UMAP in the background (tests)
+    ELMO_EXPLORER_UMAP_WARMUP=0                     do not load UMAP in the background (tests; the first UMAP map
+                                                    loads it)
+    NUMBA_CACHE_DIR                                 numba's cache of UMAP's compiled code (default: <venv>/
+                                                    numba-cache, which `make app` fills: ``explore.import_umap``)
     ELMO_EXPLORER_CACHE_MB                          activation cache size, all sessions (default 256 MB)
     ELMO_EXPLORER_MODEL_MB                          memory for user-loaded models, all sessions (default 1024 MB;
                                                     reserved before a load: ``app.memory.ModelRegistry``)
@@ -592,13 +595,34 @@ def embed(model: LoadedModel, token_lists, progress: Progress | None = None,
 
 
 # ---- UMAP warm-up ---------------------------------------------------------------------------------------
+# What the sidebar and the map's spinner say while the warm-up runs (``explore.UmapWarmUp``: the seconds are
+# measured there, on 2 idle cores).
+UMAP_LOADING = ("UMAP is loading on this server (its code was compiled at install by `make app`: a few seconds; "
+                "where that cache is missing it compiles once, about 30 s, minutes on a busy machine). A UMAP map "
+                "waits for it and is the same map as ever.")
+
+
 @st.cache_resource
 def umap_warm_up() -> UmapWarmUp:
-    """Started once per server process, in a background thread, so the first user does not wait for numba."""
+    """UMAP's import and first fits (``explore.UmapWarmUp``), started once per server process by its first page,
+    in a background thread, so that the first UMAP map does not wait for them. The maps never depend on its
+    state; a UMAP map asked for meanwhile waits for it. ``ELMO_EXPLORER_UMAP_WARMUP=0``: not started (the
+    first UMAP map loads UMAP itself)."""
     warm = UmapWarmUp()
     if env_flag("ELMO_EXPLORER_UMAP_WARMUP", True):
         warm.start()
     return warm
+
+
+def projecting_text(points: int, method: str) -> str:
+    """The map's spinner: the projection that runs and, while the server's UMAP warm-up is still running and
+    the map may be a UMAP one, that the map waits for it (it never falls back to another projection)."""
+    from app.display import plural
+    from app.frame import method_name
+    text = f"Projecting {plural(points, 'point')} with {method_name(method)}…"
+    if method in ("auto", "umap") and umap_warm_up().state == "warming":
+        text += " " + UMAP_LOADING
+    return text
 
 
 # ---- reference corpus -----------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Every string that comes from a user, a link or a file (sentences, words, labels,
 dataset names, error messages that quote them) goes through ``md`` before it reaches anything Streamlit
 renders as markdown (``st.markdown``, ``st.caption``, ``st.warning``/``info``/``error``/``success``, widget
 labels, ``st.table`` cells), and through ``plot`` before it reaches plotly text that plotly renders as its pseudo-HTML (trace
-names in the legend, tick labels, hover text, titles). Plain-text places (dataframes, ``st.text``,
+names in the legend, tick labels, hover text, titles), and through ``vega`` before it reaches a Vega-Lite chart
+(the contexts map: text drawn as text, the tooltip escaped by Vega). Plain-text places (dataframes, ``st.text``,
 selectbox options, ``st.code``) need neither. A message that quotes a user's word or label puts it through
 ``visible`` first, so an invisible character in it (a zero-width space) shows as its escape instead of vanishing.
 A message of the library that names the server's folders goes through ``hide_paths`` before a visitor sees it,
@@ -80,6 +81,12 @@ def plot(text: object) -> str:
     """``text`` for plotly's pseudo-HTML (legend entries, tick labels, hover text, titles): ``<``, ``>`` and
     ``&`` become entities, so no tag (``<a href>``, ``<span style>``, ``<br>``) comes from the user."""
     return html.escape(clean_line(str(text)), quote=False)
+
+
+def vega(text: object) -> str:
+    """``text`` for a Vega-Lite chart (``app.map_chart``: title, legend, hover): Vega draws it as text and its
+    tooltip escapes it, so only control and format characters are replaced (``clean_line``), no entities."""
+    return clean_line(str(text))
 
 
 def shown(markdown: object) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
 from app import explore as ex
@@ -46,6 +46,7 @@ SENTENCES, WORD, INFLECTIONS, FOLD_CASE = key("sentences"), key("word"), key("in
 GAMMA, LAYER_NORM, PROJECTION, CONTEXT = key("gamma"), key("layer_norm"), key("projection"), key("context")
 QUERY, K, SAME_WORD, COLOR_BY, TAB = key("query"), key("k"), key("same_word"), key("color_by"), key("tab")
 MAP_CHART, UPLOAD = key("map_chart"), key("upload_txt")
+SENTENCES_OPEN = key("sentences_open")  # the sentences box (an expander) is open
 MAP_VIEW, N_CLUSTERS = key("map_view"), key("n_clusters")  # the map tab's "show" and the Senses tab's k
 COMPARE_A, COMPARE_B = key("compare_a"), key("compare_b")  # the Compare tab's models (resources.comparison_choices)
 PRESENT = "app_present"  # presentation mode: both pages and the sidebar follow it
@@ -54,6 +55,8 @@ LINK_NOTES = private("link_notes")  # what the link asked for that could not be 
 MAX_LINK_WEIGHTS = 16  # a link's w values read at most (more layers than any ELMo has)
 LINK_QUERY = private("link_query")  # the link's query occurrence, checked once the occurrences are known
 FRAME = key("frame")  # the last app.frame.Frame: the next frame's memo, and what the tests read
+COLOR_SET = private("color_set")  # the sense labels the colour-by choice was made for (color_by_choices)
+WEIGHTS_MESSAGE = private("weights_message")  # (kind, text) beside the sliders: what "fit s" or the Layer probes set
 _SAVED = private("kept")
 
 W_RANGE = ex.W_RANGE  # the w sliders' range (the URL parser clamps to it too)
@@ -65,8 +68,9 @@ COLOR_BY_CHOICES = ("label", "sentence", "spelling", "cluster")
 MAP_VIEWS = {"mix": "the mix", "layers": "layers side by side"}  # the id a link uses, and the label shown
 MAX_CLUSTERS = MAX_SENSE_CLUSTERS
 # The explorer's tabs: the id a link uses, and the label shown. A new tab is one more entry.
-TABS = {"map": "Contexts map", "neighbours": "Nearest neighbours", "similarity": "Similarity per layer",
-        "senses": "Senses (clusters)", "compare": "Compare models", "export": "Export"}
+# Short labels: the six fit in one row beside the weights rail at 1,024 px, in presentation mode's type too.
+TABS = {"map": "Map", "neighbours": "Neighbours", "similarity": "Similarity", "senses": "Senses",
+        "compare": "Compare", "export": "Export"}
 # controls whose widgets the explorer does not always draw
 KEPT = (K, SAME_WORD, QUERY, COLOR_BY, TAB, MAP_VIEW, N_CLUSTERS, COMPARE_A, COMPARE_B)
 
@@ -401,12 +405,12 @@ def query_of(state: MutableMapping, n: int) -> tuple[int, str]:
 
 
 def clicked_occurrence(selection: object, n: int) -> int | None:
-    """The occurrence index of the first point clicked on the map (the chart's selection state: points with
-    ``customdata[0]`` = occurrence index; grey context points carry -1), or None. A malformed selection is no
-    click."""
+    """The occurrence index of the first point clicked on the map, or None. The chart's selection state is the
+    Vega-Lite map's point selection, ``{"selection": {"pick": [{"idx": i}]}}`` (``app.map_chart.PICK``; only the
+    occurrences can be picked). A malformed selection is no click."""
     try:
-        for point in (selection or {}).get("selection", {}).get("points", []):
-            idx = int((point.get("customdata") or [-1])[0])
+        for point in (selection or {}).get("selection", {}).get("pick") or []:
+            idx = int(point.get("idx", -1))
             if 0 <= idx < n:
                 return idx
     except (TypeError, ValueError, AttributeError, IndexError):
@@ -425,11 +429,25 @@ def controls_of(state: Mapping, num_layers: int, query: int, n: int) -> Controls
                     clusters if isinstance(clusters, int) else 0)
 
 
-def color_by_choices(state: MutableMapping, has_labels: bool, several_spellings: bool, has_clusters: bool) -> list[str]:
+def color_by_choices(state: MutableMapping, has_labels: bool, several_spellings: bool, has_clusters: bool,
+                     label_set: Iterable[str | None] | None = None) -> list[str]:
     """The map's "colour by" choices that mean something here (labels given, spellings differ, clusters found);
-    a remembered choice that does not is replaced by the first that does."""
+    a remembered choice that does not is replaced by the first that does.
+
+    ``label_set``: the occurrences' sense labels (None for an unlabelled one), which tell one sentence set from
+    another: when they change to a set that has labels (a labelled example or file replaces what was there, or
+    labels are typed in), the colour goes to "label", whatever the last set was coloured by. A choice the user
+    makes for a set (or the link's, on a session's first frame) stays while the labels stay the same, so
+    editing a sentence keeps it. None: no tracking (the choice only has to be valid).
+    """
     choices = [c for c in COLOR_BY_CHOICES if (c != "label" or has_labels) and (c != "spelling" or several_spellings)
                and (c != "cluster" or has_clusters)]
+    if label_set is not None:
+        labels = tuple(sorted({lab for lab in label_set if lab}))
+        seen = state.get(COLOR_SET)
+        state[COLOR_SET] = labels
+        if seen is not None and seen != labels and labels and "label" in choices:
+            state[COLOR_BY] = "label"
     if state.get(COLOR_BY) not in choices:
         state[COLOR_BY] = choices[0]
     return choices

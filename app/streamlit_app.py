@@ -20,28 +20,63 @@ from app.safe import md, md_with_code
 
 HERE = Path(__file__).resolve().parent
 
-# emoji icons: a ":material/...:" page icon makes the browser fetch it from fonts.gstatic.com
-st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide",
-                   initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
+
+# emoji icons: a ":material/...:" page icon makes the browser fetch it from fonts.gstatic.com. The sidebar (the
+# model panel) starts closed: the page is map-first, and at 1,024 px an open sidebar leaves the map and the views
+# beside the weights rail some 420 px. The pages' links stand in the top bar, so they show without it.
+st.set_page_config(page_title="ELMo Explorer", page_icon="🔎", layout="wide", initial_sidebar_state="collapsed")
 resources.umap_warm_up()  # once per server process, in the background
 
 pages = [st.Page(HERE / "views" / "explorer.py", title="Explorer", icon="🔎", default=True)]
 if (HERE / "views" / "layers.py").exists():
     pages.append(st.Page(HERE / "views" / "layers.py", title="Layer probes", icon="📊"))
-navigation = st.navigation(pages)
+navigation = st.navigation(pages, position="top")
 
+# Both modes. The explorer's rail (the weights beside the map) keeps room for a slider and its label however
+# narrow the page; the map tab's row (map | neighbours of the query point) puts the neighbours under the map
+# when the row is too narrow for both (the map would get much narrower than tall); and where the views beside
+# the rail are narrow (1,024 px with the sidebar open) their columns stack instead of cutting their buttons'
+# labels, except the map's own row of options, which keeps the map's top up beside the sliders.
+LAYOUT_CSS = """<style>
+.st-key-explorer_live > div > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"]:first-child {
+  flex: 0 0 auto !important; width: clamp(215px, 24%, 320px) !important; }
+.st-key-explorer_live > div > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"]:last-child {
+  flex: 1 1 320px !important; min-width: 0; }
+.st-key-explorer_map_row, .st-key-explorer_views { container-type: inline-size; }
+@container (max-width: 600px) {
+  .st-key-explorer_views [data-testid="stHorizontalBlock"]:not(.st-key-explorer_map_row [data-testid="stHorizontalBlock"]) {
+    flex-wrap: wrap; }
+  .st-key-explorer_views [data-testid="stHorizontalBlock"]:not(.st-key-explorer_map_row [data-testid="stHorizontalBlock"])
+    > [data-testid="stColumn"] { flex: 1 1 100% !important; width: 100% !important; min-width: 100% !important; }
+}
+@container (max-width: 740px) {
+  .st-key-explorer_map_row > div > [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-explorer_map_row > div > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
+    flex: 1 1 100% !important; width: 100% !important; min-width: 100% !important; }
+}
+</style>"""
 PRESENT_CSS = """<style>
 html { font-size: 19px; }
-[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 2.5rem 1.5rem 2rem 1.5rem; }
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3.5rem 1.5rem 2rem 1.5rem; }
 /* the six tabs fit beside the weights rail at 1,024 px */
 [role="tab"] p { font-size: 0.8rem; }
 [role="tablist"] { gap: 0.7rem; }
 </style>"""
-# the uploaders' "1GB per file • HDF5, H5, SAFETENSORS" line wraps instead of ending in "…" in the sidebar at 1,024 px
+# The title row just under the top bar (which holds the pages' links): the sliders and the map start higher. The
+# uploaders' "1GB per file • HDF5, H5,
+# SAFETENSORS" line wraps instead of ending in "…" in the sidebar at 1,024 px.
 NORMAL_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMainBlockContainer"] { padding: 4rem 1.5rem 2rem 1.5rem; }
+[data-testid="stHeading"] h1 { font-size: 2rem; padding: 0; }
 [data-testid="stFileUploaderDropzoneInstructions"] span { white-space: normal; overflow: visible; }
 </style>"""
+# Streamlit keeps a browser's own opening or closing of the sidebar (per page, in its local storage) over
+# set_page_config's "collapsed", so turning presentation mode on closes an open sidebar as its button would.
+CLOSE_SIDEBAR_JS = """<script>
+document.querySelector('[data-testid="stSidebar"][data-collapsed="false"] '
+                       + '[data-testid="stSidebarCollapseButton"] button')?.click();
+</script>"""
+SIDEBAR_CLOSED = "_app_sidebar_closed"  # presentation mode has closed the sidebar once since it was turned on
 
 
 def start_from_link() -> None:
@@ -323,17 +358,15 @@ def parameter_count(n: int) -> str:
 
 def umap_status(warming: bool) -> None:
     """The UMAP warm-up's state, redrawn every 2 s while it lasts (the page's fragments rerun without the
-    sidebar); when it ends the whole page reruns once, so maps that fell back to PCA become UMAP maps."""
+    sidebar). Only a line: the maps never depend on it (a UMAP map waits for the warm-up), so nothing is redrawn
+    when it ends."""
     @st.fragment(run_every=2.0 if warming else None)
     def status() -> None:
         warm = resources.umap_warm_up()
         if warm.state == "warming":
-            st.caption("UMAP is compiling in the background (about 20 s after the server starts on an idle machine, "
-                       "minutes on a busy one); maps use PCA until it is ready.")
+            st.caption(resources.UMAP_LOADING)
         elif warm.state == "failed":
-            st.caption(f"UMAP is unavailable ({md(warm.error)}); maps use PCA or t-SNE.")
-        elif warming:  # it was warming when the page was drawn: redraw the maps with UMAP, stop polling
-            st.rerun()
+            st.caption(f"UMAP is unavailable ({md(warm.error)}); a map that asks for it shows PCA and says why.")
     status()
 
 
@@ -347,9 +380,20 @@ def rerun_after_reconnect() -> None:
     rebuilds the view from the URL (tests/test_replicas.py). Once an hour it reruns this empty body."""
 
 
+def close_sidebar_for_presentation() -> None:
+    """Once each time presentation mode is turned on (by the link or the switch), whatever this browser
+    remembers of the sidebar: the projector shows the page, not the model panel."""
+    if not st.session_state.get(state.PRESENT):
+        st.session_state.pop(SIDEBAR_CLOSED, None)
+    elif not st.session_state.get(SIDEBAR_CLOSED):
+        st.session_state[SIDEBAR_CLOSED] = True
+        st.sidebar.html(CLOSE_SIDEBAR_JS, unsafe_allow_javascript=True)  # a script of ours: no user text in it
+
+
 start_from_link()
 rerun_after_reconnect()
-st.html(PRESENT_CSS if st.session_state.get(state.PRESENT) else NORMAL_CSS)
+st.html(LAYOUT_CSS + (PRESENT_CSS if st.session_state.get(state.PRESENT) else NORMAL_CSS))
+close_sidebar_for_presentation()
 timing_slot = model_panel()
 navigation.run()
 if st.session_state.get("_timings"):

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from app import background
 from app.explore import cosine_neighbours
 from app.safe import md
 
@@ -36,8 +37,9 @@ def _lower_priority() -> None:
 
 
 class TypeVectors:
-    """The layer-0 vectors of ``words`` for one model. state: "waiting", "running", "ready" or "failed";
-    progress in [0, 1]; seconds: the time the computation took (when ready); error: why it failed.
+    """The layer-0 vectors of ``words`` for one model. state: "waiting", "running", "ready", "failed" or
+    "stopped" (the process began to exit: ``app.background``); progress in [0, 1]; seconds: the time the
+    computation took (when ready); error: why it failed.
 
     Args:
         words: the vocabulary (V distinct word types).
@@ -62,8 +64,8 @@ class TypeVectors:
         with self._lock:
             if self._thread is None and self.state == "waiting":
                 self.state = "running"
-                self._thread = threading.Thread(target=self._run, name="layer0-type-vectors", daemon=True)
-                self._thread.start()
+                # app.background: the process waits for it at exit; it stops between chunks (CHUNK words)
+                self._thread = background.start(lambda: self._run(lower_priority=True), "layer0-type-vectors")
         return self
 
     def run_now(self) -> "TypeVectors":
@@ -78,15 +80,16 @@ class TypeVectors:
             self._thread.join(timeout)
         return self.state == "ready"
 
-    def _run(self) -> None:
+    def _run(self, lower_priority: bool = False) -> None:
         start = time.perf_counter()
-        if self._thread is not None:
+        if lower_priority:
             _lower_priority()
         try:
             # One (V, D) array, filled and scaled in place: chunks, their concatenation and a scaled copy were three
             # (615 MB at once for the 50,000 words of a model of Original's size, whose vectors are 1,024 wide).
             vectors = np.zeros((0, 0), np.float32)
             for first in range(0, len(self.words), CHUNK):
+                background.check()
                 part = np.asarray(self._compute(self.words[first:first + CHUNK]), dtype=np.float32)
                 if first == 0:
                     vectors = np.empty((len(self.words), part.shape[1]), np.float32)
@@ -97,6 +100,8 @@ class TypeVectors:
             self._vectors = vectors
             self.seconds = time.perf_counter() - start
             self.state = "ready"
+        except background.Stopped:  # never inside torch when the interpreter is torn down
+            self.state = "stopped"
         except Exception as err:  # a broken model must not take the page down: the page says why
             self.state, self.error = "failed", f"{type(err).__name__}: {err}"
 

@@ -10,7 +10,7 @@ Model: --checkpoint (our format) or --options + --weights (published ELMo); else
 
 (a) slider path: what the explorer page runs when a weight slider moves: ``app.frame.compute_frame`` (scalar
     mix, warm-started projection + Procrustes, layer-0 / mix / reference neighbours, the four similarity
-    matrices, the mix's separation score) and the page's three figures of the frame (``app.figures.frame_*``)
+    matrices, the mix's separation score) and the page's three figures of the frame (``app.map_chart.frame_chart``, ``app.figures.frame_*``)
     with their JSON as st.plotly_chart sends it, for --occurrences occurrences of one word, one per sentence, without labels (the costlier
     separation path) and with two labels; median and per-phase medians over --moves moves, after warm-up.
 (b) a new set of 20 labelled sentences to its first full view: tokenizing, picking the word, the biLM on
@@ -40,6 +40,7 @@ import sys
 import time
 from pathlib import Path
 
+import altair as alt
 import numpy as np
 import plotly.io as pio
 
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import explore as ex  # noqa: E402
-from app import figures  # noqa: E402
+from app import figures, map_chart  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
 from app import compare  # noqa: E402
 from app import state as state_  # noqa: E402
@@ -125,13 +126,17 @@ def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTa
         # the page's colour: its default ("label") where it means something, else the first that does
         color_by = state_.color_by_choices({}, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
                                            frame.clusters is not None)[0]
-        figs = (figures.frame_map(frame, occurrences, table, color_by),
+        figs = (map_chart.frame_chart(frame, occurrences, table, color_by),
                 figures.frame_heatmaps(frame, occurrences), figures.frame_separation(frame))
     with timer("export"):
         occurrence_layers(table, frame)
-    with timer("figure JSON"):  # what st.plotly_chart does with each figure before sending it
+    with timer("figure JSON"):  # what st.altair_chart and st.plotly_chart do with each figure before sending it
         for fig in figs:
-            if fig is not None:
+            if fig is None:
+                continue
+            if isinstance(fig, alt.TopLevelMixin):  # the contexts map: Vega-Lite
+                fig.to_json()
+            else:
                 pio.to_json(fig, validate=False)
 
 
@@ -288,10 +293,10 @@ UMAP_CHILD = r"""
 import json, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
+from app.explore import _umap_fit, import_umap, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
 t0 = time.perf_counter()
-import umap
+import_umap()  # as the app imports it: numba's on-disk cache on for every UMAP function (`make app` fills it)
 t1 = time.perf_counter()
-from app.explore import _umap_fit, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
 x = l2_normalise(np.random.default_rng(0).normal(size=(200, 256)).astype(np.float32) + 0.3)
 a = time.perf_counter(); first = _umap_fit(x, 0, None); b = time.perf_counter()
 fits = []

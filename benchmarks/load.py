@@ -17,7 +17,8 @@ moves it, as a rerun of that fragment only. What a tab does not do here: load th
 
 Every action is checked against what the page shows, read from the page's own messages: no exception or error
 box; the word in the page's URL (which the app keeps in sync with the view) occurs in the page's text box; the
-map (the plotly chart with the map's widget key) has exactly as many points as that word has occurrences in that
+map (the Vega-Lite chart with the map's widget key; its points are the rows of the Arrow data the page sends it,
+those of role "occurrence") has exactly as many points as that word has occurrences in that
 text (counted with elmo_core's tokenizer and word forms, as the page's options in its URL ask); after a slider
 move the URL holds the new weights and the map's points moved.
 
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import collections
 import json
 import os
@@ -54,7 +54,8 @@ sys.path.insert(0, str(ROOT))
 MAP_KEY = "explorer_map_chart"  # app.state.MAP_CHART (not imported: the benchmark reads the page, not the app)
 TEXT_KEY = "explorer_sentences"  # app.state.SENTENCES
 MIN_POINTS_FOR_MAP = 3  # app.explore.MIN_POINTS_FOR_MAP: fewer occurrences get no map
-OTHER_TRACES = ("neighbours query", "other words")  # map traces that are not the word's occurrences
+OCCURRENCE = "occurrence"  # app.map_chart.OCCURRENCE: the map's rows that are the word's occurrences (not the grey
+# other words, not the query's ring)
 MAX_SESSIONS = 64
 CACHE_RUNS = 2  # runs a cached message survives unused (the browser, too, drops what recent runs did not use)
 
@@ -147,19 +148,12 @@ def occurrences_in(text: str, word: str, inflections: bool, fold_case: bool) -> 
 
 
 # ---- one browser-like session ------------------------------------------------------------------------------
-def _array_length(values) -> int:
-    """Points in a plotly trace's x: a list, or a typed array ({"dtype": "f8", "bdata": base64})."""
-    if isinstance(values, dict) and "bdata" in values:
-        itemsize = int(re.sub(r"\D", "", values.get("dtype", "f8")) or 8)
-        return len(base64.b64decode(values["bdata"])) // itemsize
-    return len(values or [])
-
-
-def _array_values(values) -> list[float]:
-    if isinstance(values, dict) and "bdata" in values:
-        import numpy as np
-        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values.get("dtype", "f8"))).tolist()
-    return list(values or [])
+def vega_rows(chart) -> list[dict]:
+    """The rows of a Vega-Lite chart element's data (``VegaLiteChart`` proto: named datasets and inline data, each
+    Arrow IPC bytes), one dict per row."""
+    import pyarrow as pa
+    blobs = [d.data.data for d in chart.datasets] + ([chart.data.data] if chart.data.data else [])
+    return [row for blob in blobs if blob for row in pa.ipc.open_stream(blob).read_all().to_pylist()]
 
 
 @dataclass
@@ -167,16 +161,21 @@ class Page:
     """What the page shows, from the messages of its runs: widgets by key, the map, the URL's query."""
     query: str = ""
     widgets: dict = field(default_factory=dict)  # user key -> (widget id, fragment id, element proto)
-    map_spec: dict | None = None
+    map_rows: list[dict] | None = None  # the contexts map's points (``vega_rows``); None: no map drawn
     errors: list[str] = field(default_factory=list)
 
     def params(self) -> dict[str, str]:
         return dict(urllib.parse.parse_qsl(self.query))
 
     def map_points(self) -> list[tuple[str, list[float], list[float]]]:
-        traces = (self.map_spec or {}).get("data", [])
-        return [(t.get("name", ""), _array_values(t.get("x")), _array_values(t.get("y"))) for t in traces
-                if t.get("name") not in OTHER_TRACES]
+        """The word's occurrences on the map: (legend name, xs, ys) per legend entry."""
+        traces: dict[str, tuple[list[float], list[float]]] = {}
+        for row in self.map_rows or []:
+            if row.get("role") == OCCURRENCE:
+                xs, ys = traces.setdefault(str(row.get("series", "")), ([], []))
+                xs.append(row.get("x"))
+                ys.append(row.get("y"))
+        return [(name, xs, ys) for name, (xs, ys) in traces.items()]
 
 
 class Session:
@@ -235,7 +234,7 @@ class Session:
                 w.string_value = value
             else:  # a slider's value travels as an array (one value, or a range's two)
                 w.double_array_value.data.extend([float(value)])
-        self.page.errors, self.page.map_spec = [], None  # both full and fragment runs draw the map anew
+        self.page.errors, self.page.map_rows = [], None  # both full and fragment runs draw the map anew
         await self.ws.send(msg.SerializeToString())
         await self._until_finished()
 
@@ -276,7 +275,7 @@ class Session:
             key = widget_id.split("-", 2)[2]  # "$$ID-<hash>-<user key>"
             self.page.widgets[key] = (widget_id, fragment_id, widget)
             if key == MAP_KEY:
-                self.page.map_spec = json.loads(widget.spec)
+                self.page.map_rows = vega_rows(widget)
 
     # ---- checks of what the page shows ---------------------------------------------------------------------
     def page_text(self) -> str:
@@ -295,10 +294,10 @@ class Session:
         if not word:
             return [f"the page's URL names no word (query {self.page.query!r})"]
         expected = occurrences_in(self.page_text(), word, params.get("infl") == "1", params.get("case") != "exact")
-        if self.page.map_spec is None:
+        if self.page.map_rows is None:
             if 0 < expected < MIN_POINTS_FOR_MAP:
                 return []  # too few points for a map: the page says so instead
-            return [f"the page drew no map (no plotly chart with key {MAP_KEY}) for {word!r}, which occurs "
+            return [f"the page drew no map (no chart with key {MAP_KEY}) for {word!r}, which occurs "
                     f"{expected} times in the page's text"]
         shown = sum(len(x) for _, x, _ in self.page.map_points())
         if expected == 0 or shown != expected:

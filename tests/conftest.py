@@ -264,3 +264,18 @@ def wide_model_files(tmp_path_factory) -> tuple[bytes, bytes]:
     path = tmp_path_factory.mktemp("wide") / "wide.hdf5"
     export_elmo_hdf5(BiLM(BiLMConfig.from_dict(WIDE_OPTIONS)), path)
     return json.dumps(WIDE_OPTIONS).encode(), path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def default_bank():
+    """(layers float32 (3, 12, 256), labels) of "bank" in the explorer's "bank" example set, with the shipped
+    default model: the numbers issue 29 measured the Senses tab and "fit s" on."""
+    from app import explore as ex
+    from app.examples import EXAMPLE_SETS
+    from elmo_core import Embedder
+
+    example = EXAMPLE_SETS["bank"]
+    parsed = ex.parse_input(example.text)
+    table = ex.TokenTable(parsed.lines, Embedder.default(device="cpu").embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    occurrences = ex.find_occurrences(parsed.lines, example.word)
+    return table.acts[:, table.rows(occurrences)], [o.label for o in occurrences]

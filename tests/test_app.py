@@ -1,7 +1,7 @@
 """Page-flow tests of the Streamlit explorer with streamlit.testing.v1.AppTest and the tiny fixture biLM.
 
-AppTest runs the script in this process; plotly charts come back as unknown elements, so the tests read
-the figure JSON (``proto.spec``) and the Frame the page computed (``app.frame.compute_frame``, kept as ``st.session_state["explorer_frame"]``).
+AppTest runs the script in this process; charts come back as unknown elements, so the tests read the figure JSON
+(``proto.spec``; the contexts map, a Vega-Lite chart, carries its points as Arrow data: ``map_rows``) and the Frame the page computed (``app.frame.compute_frame``, kept as ``st.session_state["explorer_frame"]``).
 """
 from __future__ import annotations
 
@@ -42,7 +42,22 @@ def warnings(at: AppTest) -> str:
 
 
 def map_spec(at: AppTest) -> dict:
-    return json.loads(at.get("plotly_chart")[0].proto.spec)
+    """The contexts map's Vega-Lite spec (its data apart: ``map_rows``)."""
+    return json.loads(at.get("vega_lite_chart")[0].proto.spec)
+
+
+def map_rows(at: AppTest) -> list[dict]:
+    """The contexts map's points as the page sends them: one dict per drawn point (x, y, role, series, idx, ...)."""
+    import pyarrow as pa
+    proto = at.get("vega_lite_chart")[0].proto
+    blobs = [d.data.data for d in proto.datasets] + ([proto.data.data] if proto.data.data else [])
+    return [row for blob in blobs for row in pa.ipc.open_stream(blob).read_all().to_pylist()]
+
+
+def map_points(at: AppTest) -> dict[str, int]:
+    """Points per legend entry of the contexts map ("neighbours query": the ring, "other words": grey)."""
+    import collections
+    return dict(collections.Counter(row["series"] for row in map_rows(at)))
 
 
 def values(v) -> list:
@@ -76,11 +91,10 @@ def test_first_visit_shows_the_play_example():
     assert at.selectbox(key="explorer_word").value == "play"
     data = frame_of(at)
     assert len(data.rows) == 15 and data.coords.shape == (15, 2)
-    assert data.projection.method == "pca"  # UMAP warm-up is off in tests: PCA with a note
+    assert data.projection.method == "umap"  # "auto" at 15 points, whatever the warm-up (off in tests)
     assert not data.same_vector
-    spec = map_spec(at)
-    points = {t["name"]: len(values(t["x"])) for t in spec["data"]}
-    assert points == {"baseball": 6, "theatre": 6, "verb": 3, "neighbours query": 1}
+    assert map_points(at) == {"baseball": 6, "theatre": 6, "verb": 3, "neighbours query": 1}
+    assert not at.get("plotly_chart")  # the first map needs no plotly.js
     assert at.query_params["ex"] == "play" and at.query_params["word"] == "play"
     sidebar = " ".join(shown(m.value) for m in at.sidebar.markdown)
     assert "lm_weights.hdf5" in sidebar
@@ -174,19 +188,18 @@ def test_neighbours_follow_the_query_occurrence():
     at.session_state[state.TAB] = state.TABS["map"]  # the map tab, as a click on it does
     at.run()
     assert frame_of(at).query == 7
-    spec = map_spec(at)
-    ring = next(t for t in spec["data"] if t["name"] == "neighbours query")
-    assert ring["customdata"] == [[7]]
+    ring = [row for row in map_rows(at) if row["role"] == "neighbours query"]
+    assert [row["idx"] for row in ring] == [7]
 
 
 def test_context_words_in_grey():
     at = start(ex="bank", word="bank")
     at.checkbox(key="explorer_context").check().run()
     no_errors(at)
-    grey = next(t for t in map_spec(at)["data"] if t["name"] == "other words")
+    grey = [row for row in map_rows(at) if row["role"] == "other words"]
     table_tokens = sum(len(ln.tokens) for ln in ex.parse_input(EXAMPLE_SETS["bank"].text).lines)
     wordlike = sum(ex.is_wordlike(t) for ln in ex.parse_input(EXAMPLE_SETS["bank"].text).lines for t in ln.tokens)
-    assert len(values(grey["x"])) == wordlike - 12 < table_tokens
+    assert len(grey) == wordlike - 12 < table_tokens and {row["idx"] for row in grey} == {-1}
     assert frame_of(at).coords.shape == (wordlike, 2)
 
 
@@ -226,7 +239,7 @@ def test_empty_box():
     at.text_area(key="explorer_sentences").input("   \n\n").run()
     no_errors(at)
     assert "Type or paste some sentences" in " ".join(str(i.value) for i in at.info)
-    assert len(at.get("plotly_chart")) == 0
+    assert len(at.get("plotly_chart")) == 0 and len(at.get("vega_lite_chart")) == 0
 
 
 def test_word_not_there():
@@ -380,12 +393,23 @@ def test_crafted_example_name_in_link_is_shown_literally():
 
 
 @pytest.mark.usefixtures("fresh_caches")
-def test_labels_reach_plotly_escaped():
+def test_labels_reach_the_map_literally_and_plotly_escaped():
     text = "\n".join([f"[{LABEL_LINK}] We sat on the bank of the river.", f"[{LABEL_LINK}] The river bank was muddy.",
                       f"[{LABEL_BIG}] The bank raised its rates.", f"[{LABEL_BIG}] I paid the cheque into the bank."])
     at = start(s=text, word="bank")
     assert not at.exception and not at.error
+    # the contexts map (Vega-Lite) draws text as text and escapes its tooltip: the labels as written, in the
+    # legend and the hover text
+    rows = map_rows(at)
+    assert {row["series"] for row in rows} == {LABEL_LINK, LABEL_BIG, "neighbours query"}
+    assert any(LABEL_LINK in row["head"] for row in rows)
+    # plotly renders its pseudo-HTML: the heatmaps' ticks carry the labels escaped
+    from app import state
+    at.session_state[state.TAB] = state.TABS["similarity"]
+    at.run()
+    assert not at.exception and not at.error
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert specs
     strings = []
 
     def walk(node):
@@ -402,9 +426,7 @@ def test_labels_reach_plotly_escaped():
         walk(spec["layout"])
     joined = "\n".join(strings)
     assert "<a href" not in joined and "<span" not in joined
-    assert plot(LABEL_LINK) in joined and plot(LABEL_BIG) in joined  # legend, hover and heatmap ticks
-    names = {t.get("name") for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
-    assert plot(LABEL_LINK) in names
+    assert plot(LABEL_LINK) in joined and plot(LABEL_BIG) in joined  # heatmap ticks and hover
 
 
 # ---- per-session memory ----------------------------------------------------------------------------------------
@@ -427,14 +449,14 @@ def test_session_keeps_at_most_its_budget_of_activations(monkeypatch):
 def test_only_the_open_tab_is_drawn_and_a_link_can_open_any():
     from app import state
     at = start(ex="bank", word="bank")  # the map tab: one chart, no neighbour controls
-    assert len(at.get("plotly_chart")) == 1 and not at.get("download_button")
+    assert len(at.get("vega_lite_chart")) == 1 and not at.get("plotly_chart") and not at.get("download_button")
     assert not [s for s in at.selectbox if s.key == state.QUERY]
     at = start(ex="bank", word="bank", tab="export", w="0,0,3")  # straight to Export: the map's HTML is offered
     no_errors(at)
-    assert not at.get("plotly_chart")
+    assert not at.get("plotly_chart") and not at.get("vega_lite_chart")
     assert [b.proto.label for b in at.get("download_button")] == [
         "Mix vectors (CSV)", "Mix vectors (.npz)", "All layers (.npz)", "Projector files (.zip)",
-        "2-D coordinates (CSV)", "Map (HTML, offline)"]
+        "2-D coordinates (CSV)", "Map (HTML, offline)", "Map (PNG)"]
 
 
 def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
@@ -480,7 +502,7 @@ def test_umap_status_shows_only_while_it_is_true(monkeypatch):
     monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
     at = start(ex="bank", word="bank")
     no_errors(at)
-    assert any("UMAP is compiling" in str(c.value) for c in at.sidebar.caption)
+    assert any("UMAP is loading" in str(c.value) for c in at.sidebar.caption)
     warm.state = "ready"
     at.run()
     no_errors(at)
@@ -494,12 +516,14 @@ def test_presentation_mode_and_the_case_note():
     assert not any(c.key == "explorer_layer_norm" for c in at.checkbox)  # fewer controls
     assert not any("ELMo gives every word a vector" in m.value for m in at.markdown)
     assert any("Layer 0 (the character CNN) reads each spelling as written" in shown(c.value) for c in at.caption)
+    assert set(map_points(at)) == {"spring", "Spring", "neighbours query"}  # coloured by spelling
+    from app.figures import PROJECTOR_FONT, PROJECTOR_MAP_HEIGHT  # larger type for a projector, the title larger still
     spec = map_spec(at)
-    assert {t["name"] for t in spec["data"]} == {"spring", "Spring", "neighbours query"}  # coloured by spelling
-    from app.figures import PROJECTOR_FONT  # larger chart type for a projector, the map's title larger still
-    assert spec["layout"]["font"]["size"] == PROJECTOR_FONT and spec["layout"]["title"]["font"]["size"] > PROJECTOR_FONT
+    assert spec["config"]["legend"]["labelFontSize"] == PROJECTOR_FONT and spec["title"]["fontSize"] > PROJECTOR_FONT
+    assert spec["height"] == PROJECTOR_MAP_HEIGHT
     at.toggle(key="app_present").set_value(False).run()
-    assert "size" not in map_spec(at)["layout"].get("font", {}) and map_spec(at)["layout"]["title"]["font"]["size"] == 14
+    spec = map_spec(at)
+    assert spec["config"]["legend"]["labelFontSize"] == 14 and spec["title"]["fontSize"] == 16
     at.toggle(key="app_present").set_value(True).run()
     at.checkbox(key="explorer_fold_case").uncheck().run()
     no_errors(at)
@@ -609,3 +633,21 @@ def test_unknown_link_parameters_are_named_literally():
     assert shown(note.value) == ("The link has parameters this explorer does not know ('\\nnew line', '<b>x</b>', "
                                  "'[click me](https://e…', 'a', 'b' and 1 more); ignored.")
     _assert_literal(at, "'<b>x</b>'", "'[click me](https://e…'")
+
+
+def test_the_sentences_box_closes_once_a_set_is_loaded_and_stays_open_while_typing():
+    """Map-first (issue 29): the sentences' box starts closed when the link brings a set, stays open while the
+    user types into it, and closes again when an example set is loaded; the map is there throughout."""
+    from app import state
+    at = start(ex="bank", word="bank")
+    no_errors(at)
+    assert at.session_state[state.SENTENCES_OPEN] is False and map_points(at)
+    at.session_state[state.SENTENCES_OPEN] = True  # the user opens it to edit
+    at.run()
+    at.text_area(key=state.SENTENCES).input(BANK4).run()
+    no_errors(at)
+    assert at.session_state[state.SENTENCES_OPEN] is True and frame_of(at).word == "bank"
+    assert len(frame_of(at).rows) == 4
+    at.button(key=state.key("example_play")).click().run()
+    no_errors(at)
+    assert at.session_state[state.SENTENCES_OPEN] is False and frame_of(at).word == EXAMPLE_SETS["play"].word

@@ -156,10 +156,22 @@ def browser():
 
 
 # ---- page helpers -------------------------------------------------------------------------------------------
+# The contexts map (a Vega-Lite chart drawn as SVG) as [legend name, xs, ys] per legend entry, in drawing order (the
+# grey other words, the occurrences by legend entry, the query's ring), read from each drawn mark's description
+# (its aria-label, app.map_chart: "series · ... · x = X, y = Y"): only what the browser drew. arguments[0]: the
+# chart's container (default: the map tab's map).
 MAP_DATA_JS = """
-const g = document.querySelector('.js-plotly-plot');
-if (!g || !g._fullData) return null;
-return g._fullData.map(t => [t.name, Array.from(t.x || []), Array.from(t.y || [])]);
+const root = document.querySelector(arguments[0] || '.st-key-explorer_map_chart');
+if (!root) return null;
+const traces = [];
+for (const p of root.querySelectorAll('svg .mark-symbol.role-mark path')) {
+  const m = /^(.*?) · .* · x = (\\S+), y = (\\S+)$/.exec(p.getAttribute('aria-label') || '');
+  if (!m) continue;
+  let t = traces.find(t => t[0] === m[1]);
+  if (!t) { t = [m[1], [], []]; traces.push(t); }
+  t[1].push(parseFloat(m[2])); t[2].push(parseFloat(m[3]));
+}
+return traces.length ? traces : null;
 """
 
 
@@ -217,8 +229,11 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     d.get(app_url + "/")
     _wait(d, "the text area", lambda d: d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_sentences textarea"), 120)
 
-    # 1. type the sentences (Ctrl+Enter submits a text area)
-    area = _find(d, ".st-key-explorer_sentences textarea")
+    # 1. open the sentences box (closed: the first visit shows an example set), type the sentences (Ctrl+Enter
+    # submits a text area)
+    _find(d, ".st-key-explorer_sentences_open summary").click()
+    area = _wait(d, "the open text area", lambda d: next((a for a in d.find_elements(
+        By.CSS_SELECTOR, ".st-key-explorer_sentences textarea") if a.is_displayed()), None))
     area.send_keys(Keys.CONTROL, "a")
     area.send_keys(Keys.DELETE)
     area.send_keys(SENTENCES)
@@ -261,7 +276,7 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     _wait(d, "the new weights in the URL", lambda d: "w=0%2C0%2C0.5" in d.current_url)  # shareable view
 
     # 5. screenshot of the page with the map
-    d.execute_script("document.querySelector('.js-plotly-plot').scrollIntoView({block: 'center'});")
+    d.execute_script("document.querySelector('.st-key-explorer_map_chart').scrollIntoView({block: 'center'});")
     time.sleep(0.5)  # let the scroll settle before the capture
     shot = tmp_path / "explorer_browser.png"
     assert d.save_screenshot(str(shot)), "the screenshot could not be saved"
@@ -272,7 +287,7 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
         shutil.copy(shot, out / shot.name)
 
 
-CHART_DATA_JS = """
+CHART_DATA_JS = """  // a plotly chart's traces as [name, xs, ys]
 const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
 if (!g || !g._fullData) return null;
 return g._fullData.map(t => [t.name, Array.from(t.x || []), Array.from(t.y || [])]);
@@ -300,12 +315,12 @@ def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
     d.get(app_url + "/?ex=bank&word=bank")
     _wait(d, "the map of 'bank'", lambda d: d.execute_script(MAP_DATA_JS), 120)  # a busy machine: a slow first page
     tab = _wait(d, "the Compare models tab", lambda d: next(
-        (t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if t.text.startswith("Compare models")), None))
+        (t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if t.text.startswith("Compare")), None))
     tab.click()
     _pick(d, "explorer_compare_a", "lm_weights.hdf5")
     _pick(d, "explorer_compare_b", "lm-only")
-    left = _wait(d, "the left map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-explorer_compare_map_0"), 60)
-    right = _wait(d, "the right map", lambda d: d.execute_script(CHART_DATA_JS, ".st-key-explorer_compare_map_1"), 60)
+    left = _wait(d, "the left map", lambda d: d.execute_script(MAP_DATA_JS, ".st-key-explorer_compare_map_0"), 60)
+    right = _wait(d, "the right map", lambda d: d.execute_script(MAP_DATA_JS, ".st-key-explorer_compare_map_1"), 60)
     # the same 12 occurrences on both sides, as river / money groups, in other places (other models)
     for side in (left, right):
         counts = {name: len(x) for name, x, _ in side}
@@ -326,7 +341,7 @@ def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
         out.mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, out / shot.name)
 SCROLL_TO_MAP_JS = """
-const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+const chart = document.querySelector('.st-key-explorer_map_chart');
 if (chart) chart.scrollIntoView({block: 'center'});  // a chart outside the window may not be drawn yet
 """
 
@@ -337,10 +352,12 @@ def _map_points(driver, timeout: float = STEP_TIMEOUT) -> list | None:
 
 
 def _truncated(driver, css: str) -> list[str]:
-    """Texts of the elements matching ``css`` that are cut (wider than their box, or an ellipsis)."""
+    """Texts of the elements matching ``css`` that are cut (wider than their box, or an ellipsis); a closed
+    sidebar's are not shown, so not cut."""
     return driver.execute_script("""
         return Array.from(document.querySelectorAll(arguments[0]))
-            .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.innerText);
+            .filter(e => e.offsetParent !== null && !e.closest('[data-testid="stSidebar"][data-collapsed="true"]'))
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText);
     """, css)
 
 
@@ -349,6 +366,7 @@ LABELS = ('[data-testid="stWidgetLabel"] p, [data-testid="stCheckbox"] label p, 
 
 
 def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(browser, app_url):
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
@@ -367,14 +385,11 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         (e for e in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_color_by label") if e.text == "sentence"), None))
     sentence.click()
     _wait(d, "colour by sentence in the URL", lambda d: "color=sentence" in d.current_url)
-    point = d.execute_script("""const g = document.querySelector('.js-plotly-plot');
-        const t = g._fullData.findIndex(t => t.name === 'sentence 5');  // click occurrence #5 on the map
-        return t;""")
-    assert point >= 0
-    d.execute_script("""const g = document.querySelector('.js-plotly-plot');
-        const t = g._fullData.findIndex(t => t.name === 'sentence 5');
-        g.emit('plotly_selected', {points: [{curveNumber: t, pointNumber: 0, pointIndex: 0,
-                                             customdata: g._fullData[t].customdata[0]}]});""")
+    _map_points(d)  # the map redrawn with one colour per sentence
+    point = _wait(d, "occurrence #5 on the map", lambda d: next(  # click it: the neighbours query
+        (p for p in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_map_chart svg .mark-symbol.role-mark path")
+         if (p.get_attribute("aria-label") or "").startswith("sentence 5 · #5 ")), None))
+    ActionChains(d).move_to_element(point).click().perform()
     _wait(d, "the clicked query #5 in the URL", lambda d: "q=5" in d.current_url)
     link = d.current_url
     shown = _map_points(d)
@@ -408,7 +423,8 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         assert not small.find_elements(By.CSS_SELECTOR, ".st-key-explorer_layer_norm")  # fewer controls
         assert "ELMo gives every word a vector" not in _body_text(small)  # no intro
         width = small.execute_script("return document.documentElement.clientWidth")
-        right = small.execute_script("return document.querySelector('.js-plotly-plot').getBoundingClientRect().right")
+        right = small.execute_script(
+            "return document.querySelector('.st-key-explorer_map_chart').getBoundingClientRect().right")
         assert right <= width, (right, width)
         assert _truncated(small, LABELS) == []
         # the weights rail stands beside the map, and the four sliders and the whole map fit one 1,024 x 768
@@ -417,18 +433,124 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
             const r = s => document.querySelector(s).getBoundingClientRect();
             const tabs = [...document.querySelectorAll('[role="tab"]')].map(t => t.getBoundingClientRect().right);
             return {w0: r('.st-key-explorer_w_0').top, gamma: r('.st-key-explorer_gamma').right,
-                    plot: r('.js-plotly-plot'), header: r('header').height, tabs: Math.max(...tabs),
+                    plot: r('.st-key-explorer_map_chart'), header: r('header').height, tabs: Math.max(...tabs),
                     tab_list: r('[role="tablist"]').right};""")
         assert box["gamma"] < box["plot"]["left"], box
         assert box["plot"]["bottom"] - box["w0"] <= 768 - box["header"], box
         assert box["tabs"] <= box["tab_list"] + 1, box  # every tab in view, Export too (no scroll arrow)
         assert not _page_errors(small)
-        # and the normal mode at the same width cuts no label either, and keeps the formula on one line
+        # and the normal mode at the same width cuts no label either, and its rail holds the whole formula (wrapped
+        # beside the map, not under it)
         small.get(link)
         _map_points(small)
         assert small.execute_script("return getComputedStyle(document.documentElement).fontSize") != "19px"
         assert _truncated(small, LABELS) == []
         formula = next(e for e in small.find_elements(By.CSS_SELECTOR, '[data-testid="stMarkdownContainer"] p')
                        if e.text.startswith("ELMo = γ"))
-        line = small.execute_script("return parseFloat(getComputedStyle(arguments[0]).lineHeight)", formula)
-        assert formula.size["height"] < 2 * line, formula.size
+        edges = small.execute_script("""return [arguments[0].getBoundingClientRect().right, arguments[0].scrollWidth,
+            arguments[0].clientWidth, document.querySelector('.st-key-explorer_map_chart').getBoundingClientRect().left];""",
+                                     formula)
+        assert edges[0] < edges[3] and edges[1] <= edges[2], edges
+
+
+# Every weight slider, γ and the contexts map (title, points, legend: the chart's whole box), as viewport boxes;
+# the page's top bar, which covers what lies under it; the tabs' right edges and the tab list's.
+LIVE_BOXES_JS = """
+const box = e => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
+                                                               right: r.right}; };
+const sliders = [...document.querySelectorAll('[class*="st-key-explorer_w_"], .st-key-explorer_gamma')];
+const tabs = [...document.querySelectorAll('[role="tab"]')];
+const list = document.querySelector('[role="tablist"]');
+return {sliders: sliders.map(box), map: box(document.querySelector('.st-key-explorer_map_chart')),
+        header: document.querySelector('header').getBoundingClientRect().height, height: window.innerHeight,
+        width: document.documentElement.clientWidth, tabs: tabs.map(box), tab_list: box(list),
+        tab_overflow: list.scrollWidth - list.clientWidth};
+"""
+
+
+def _screen(driver, width: int, height: int) -> None:
+    """Make the page's viewport exactly ``width`` x ``height`` CSS pixels (a full-screen browser on such a screen:
+    a headless window of that size loses its height to the browser's own bars)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
+
+def _live_boxes(driver) -> dict:
+    """The boxes of LIVE_BOXES_JS once the map and every slider are drawn (the fixture biLM: w_0, w_1, w_2, γ)."""
+    return _wait(driver, "the sliders and the map", lambda d: (lambda b: b if len(b["sliders"]) == 4 and
+                                                                b["map"]["bottom"] > b["map"]["top"] else None)(
+        d.execute_script(f"return (() => {{{LIVE_BOXES_JS}}})()")))
+
+
+# Scroll the page (Streamlit scrolls an element, not the window) by arguments[0] pixels; 0 goes back to the top.
+SCROLL_PAGE_JS = """
+let e = document.querySelector('.st-key-explorer_map_chart');
+while (e && !(e.scrollHeight > e.clientHeight && /auto|scroll/.test(getComputedStyle(e).overflowY))) e = e.parentElement;
+e = e || document.scrollingElement;
+if (arguments[0] === 0) e.scrollTop = 0; else e.scrollTop += arguments[0];
+"""
+
+
+def _one_screen(driver) -> tuple[float, float, dict]:
+    """Scroll so that the highest of the sliders and the map stands just under the top bar, as one scroll of the
+    page would; return the top and bottom of all of them then (viewport pixels), and the boxes."""
+    boxes = _live_boxes(driver)
+    top = min(b["top"] for b in boxes["sliders"] + [boxes["map"]])
+    driver.execute_script(SCROLL_PAGE_JS, top - boxes["header"] - 4)
+    time.sleep(0.3)
+    boxes = _live_boxes(driver)
+    every = boxes["sliders"] + [boxes["map"]]
+    return min(b["top"] for b in every), max(b["bottom"] for b in every), boxes
+
+
+def _fits_one_screen(d, app_url: str, width: int, height: int) -> None:
+    from selenium.webdriver.common.by import By
+    _screen(d, width, height)
+    d.get(app_url + "/?ex=bank&word=bank")
+    _map_points(d, FIRST_PAGE_TIMEOUT)
+    d.execute_script(SCROLL_PAGE_JS, 0)
+    time.sleep(0.3)
+    boxes = _live_boxes(d)
+    assert boxes["height"] == height and boxes["width"] <= width, boxes
+    if width >= 1400:  # map-first: no scrolling at all to reach the sliders and the map
+        for b in boxes["sliders"] + [boxes["map"]]:
+            assert boxes["header"] <= b["top"] and b["bottom"] <= height, boxes
+    top, bottom, boxes = _one_screen(d)
+    assert boxes["header"] <= top and bottom <= height, (top, bottom, boxes)
+    assert max(b["right"] for b in boxes["sliders"]) < boxes["map"]["left"], boxes  # a rail beside the map
+    assert boxes["map"]["right"] <= boxes["width"], boxes
+    assert boxes["tab_overflow"] <= 0, boxes
+    assert max(t["right"] for t in boxes["tabs"]) <= boxes["tab_list"]["right"] + 1, boxes
+    assert _truncated(d, LABELS) == []
+    assert not _page_errors(d)
+
+    # presentation mode, switched on in the sidebar while the sidebar is open
+    d.execute_script(SCROLL_PAGE_JS, 0)
+    _find(d, '[data-testid="stExpandSidebarButton"]').click()
+    _wait(d, "the open sidebar", lambda d: d.find_elements(
+        By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="false"]'))
+    _find(d, ".st-key-app_present label").click()
+    _wait(d, "presentation mode's type", lambda d: d.execute_script(
+        "return getComputedStyle(document.documentElement).fontSize") == "19px")
+    _wait(d, "the sidebar closed by presentation mode", lambda d: d.find_elements(
+        By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="true"]'))
+    _wait(d, "present=1 in the URL", lambda d: "present=1" in d.current_url)
+    _map_points(d)
+    top, bottom, boxes = _one_screen(d)
+    assert boxes["header"] <= top and bottom <= height, (top, bottom, boxes)
+    assert max(b["right"] for b in boxes["sliders"]) < boxes["map"]["left"], boxes
+    # every tab in view: none past the tab list's right edge or the window's, and no scrolling inside the list
+    assert boxes["tab_overflow"] <= 0, boxes
+    assert max(t["right"] for t in boxes["tabs"]) <= min(boxes["tab_list"]["right"] + 1, boxes["width"]), boxes
+    assert _truncated(d, LABELS) == []
+    assert not _page_errors(d)
+
+
+def test_the_sliders_and_the_whole_map_fit_one_screen_and_no_tab_is_hidden(browser, app_url):
+    """The map-first page (issue 29): at 1,024 x 768 and at 1,400 x 1,000, every weight slider, γ and the whole
+    contexts map fit in the window at once, below the top bar, in the normal page and in presentation mode (at
+    1,400 x 1,000 the normal page shows them without any scrolling); no tab hides behind the tab bar's scroll;
+    and presentation mode closes an open sidebar when it is switched on."""
+    with _chromium("1024,968") as small:
+        _fits_one_screen(small, app_url, 1024, 768)
+    _fits_one_screen(browser, app_url, 1400, 1000)

@@ -23,14 +23,17 @@ def test_two_models_compared_on_the_same_occurrences(bank):
     np.testing.assert_allclose(sides[1].frame.vectors, own.vectors)
     np.testing.assert_allclose(sides[1].frame.coords, ex.procrustes_align(own.coords, sides[0].frame.coords))
     # the maps as drawn side by side: titled, the legend under the plot (above it, two lines of legend at half
-    # the page wide ran into the title), the title on the plot's top edge (in the margin's middle it ran under
-    # the toolbar)
-    from app import figures
-    maps = figures.comparison_maps(sides, occ, table, "label")
-    assert [m.layout.title.text for m in maps] == ["one", "two (aligned to the left map)"]
-    assert all(m.layout.legend.yanchor == "top" and m.layout.legend.y < 0 for m in maps)
-    assert all((m.layout.title.yref, m.layout.title.y, m.layout.title.yanchor) == ("paper", 1.0, "bottom") for m in maps)
-    assert list(maps[1].data[0].x) == list(sides[1].frame.coords[[i for i, o in enumerate(occ) if o.label == maps[1].data[0].name], 0])
+    # the page wide ran into the title), each side's own coordinates
+    from app import map_chart
+    maps = [m.to_dict() for m in map_chart.comparison_charts(sides, occ, table, "label")]
+    assert [m["title"]["text"] for m in maps] == ["one", "two (aligned to the left map)"]
+    assert all(m["height"] == 420 for m in maps)
+    occurrence_layers = [next(layer for layer in m["layer"] if "'occurrence'" in layer["transform"][0]["filter"])
+                         for m in maps]
+    assert all(layer["encoding"]["color"]["legend"]["orient"] == "bottom" for layer in occurrence_layers)
+    rows, _ = map_chart.map_rows(sides[1].frame.coords, occ, table.lines, "label")
+    points = rows[rows.role == map_chart.OCCURRENCE]
+    np.testing.assert_allclose(points[["x", "y"]].to_numpy(), sides[1].frame.coords[points.idx.to_numpy()])
     rows = compare.score_rows(sides)
     assert [r["layer"] for r in rows][-1].startswith("ELMo mix") and len(rows) == 4
     assert rows[0]["one: 1-NN"] == round(sides[0].frame.separation[0].knn_accuracy, 3)

@@ -68,3 +68,14 @@ def test_the_table_has_no_fixed_background_behind_text_so_it_reads_in_dark_and_l
                            scrolling).groups()
     assert "<thead>" in head and "<tbody>" not in head and body.count("<tr>") == 20 and "<thead>" not in body
     assert re.search(r"<colgroup>.*?</colgroup>", head).group() == re.search(r"<colgroup>.*?</colgroup>", body).group()
+
+
+def test_kwic_list_wraps_short_contexts_around_the_marked_target_and_escapes_everything():
+    from app.display import kwic_list
+    line = Kwic("we sat by the <b>old</b> muddy edge of the", "bank", "of the river & watched the boats go by")
+    out = kwic_list([line], [("cos", "c", ["0.877"]), ("label", "lab", ["<river>"])], chars=20)
+    assert "<b>" not in out and "&lt;b&gt;old&lt;/b&gt;" not in out  # cut: the 20 characters nearest the target
+    assert "…muddy edge of the <mark>bank</mark> of the river &amp;…" in out
+    assert '<span class="c">0.877</span><span class="lab">&lt;river&gt;</span>' in out
+    whole = kwic_list([Kwic("the", "bank", "closed")])
+    assert "the <mark>bank</mark> closed" in whole and "…" not in whole

@@ -1,29 +1,98 @@
-"""app/figures.py: the plotly figures carry the data and escape what users wrote."""
+"""app/figures.py and app/map_chart.py: the figures carry the data and keep what users wrote literal."""
 from __future__ import annotations
 
 import numpy as np
 
 from app import explore as ex
-from app import figures
+from app import figures, map_chart
 
 
-def test_figures_carry_the_data():
-    from app import figures
+def _layers(spec: dict) -> dict[str, dict]:
+    """The contexts map's layers by the role they draw (their filter on ``role``)."""
+    out = {}
+    for layer in spec["layer"]:
+        role = layer["transform"][0]["filter"].split("'")[1]
+        out[role] = layer
+    return out
+
+
+def test_the_contexts_map_carries_the_data():
     lines = [ex.Line("", "x", ("a", "bank", "<b>")), ex.Line("", "y", ("bank", "z")), ex.Line("", "x", ("bank",))]
     occ = ex.find_occurrences(lines, "bank")
     coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
-    fig = figures.contexts_map(coords, occ, lines, "label", selected=1)
-    traces = {t.name: t for t in fig.data}
-    assert set(traces) == {"x", "y", "neighbours query"}
-    assert list(traces["x"].x) == [0.0, 4.0] and [c[0] for c in traces["x"].customdata] == [0, 2]
-    assert "<b>bank</b>" in traces["x"].text[0] and "&lt;b&gt;" in traces["x"].text[0]
-    assert list(traces["neighbours query"].x) == [2.0]
-    # a legend of many lines (colour by sentence) under the plot, the title on its top edge: neither runs into
-    # the other nor into the toolbar
-    titled = figures.contexts_map(coords, occ, lines, "sentence", title="t")
-    assert (titled.layout.legend.yanchor, titled.layout.legend.y) == ("top", -0.02)
-    assert (titled.layout.title.yref, titled.layout.title.y, titled.layout.title.yanchor) == ("paper", 1.0, "bottom")
+    rows, names = map_chart.map_rows(coords, occ, lines, "label", selected=1)
+    assert names == ["x", "y"]  # the legend, in order of first appearance
+    points = rows[rows.role == map_chart.OCCURRENCE]
+    assert list(points.series) == ["x", "x", "y"] and list(points.idx) == [0, 2, 1]
+    assert list(points.x) == [0.0, 4.0, 2.0] and list(points.y) == [1.0, 5.0, 3.0]
+    # hover: the occurrence, its label and sentence, then the sentence with the word marked, as plain text
+    assert points.iloc[0]["head"] == "#1 · x · sentence 1" and points.iloc[0]["text"] == "a «bank» <b>"
+    ring = rows[rows.role == map_chart.QUERY]
+    assert list(ring.idx) == [1] and list(ring.x) == [2.0]
+    chart = map_chart.contexts_chart(coords, occ, lines, "label", selected=1, title="t")
+    spec = chart.to_dict()
+    layers = _layers(spec)
+    assert set(layers) == {map_chart.OCCURRENCE, map_chart.QUERY}  # no other words asked for: no grey layer
+    colour = layers[map_chart.OCCURRENCE]["encoding"]["color"]
+    assert colour["scale"]["domain"] == ["x", "y"] and colour["scale"]["range"] == figures.PALETTE[:2]
+    assert colour["legend"]["orient"] == "bottom" and colour["legend"]["labelFontSize"] >= 14  # readable
+    assert [t["field"] for t in layers[map_chart.OCCURRENCE]["encoding"]["tooltip"]] == ["head", "text"]
+    # a click on an occurrence selects its index: the page reads it back as the neighbours query
+    params = {p["name"]: p for p in spec["params"]}
+    pick = params[map_chart.PICK]
+    assert pick["select"]["fields"] == ["idx"] and pick["select"]["on"] == "click"
+    # drag pans, shift + wheel zooms (a plain wheel scrolls the page on), double-click resets
+    view = params[map_chart.VIEW]
+    assert view["bind"] == "scales" and view["select"]["zoom"] == "wheel![event.shiftKey]"
+    assert spec["title"]["text"] == "t" and spec["title"]["fontSize"] >= 16 and spec["height"] == 520
+    # a long title breaks at its separators; colour by sentence: one colour per sentence, a legend entry each
+    long = " · ".join(["word"] * 40)
+    assert all(len(line) <= map_chart.TITLE_LINE + 2 for line in map_chart._title_lines(long))
+    by_sentence = _layers(map_chart.contexts_chart(coords, occ, lines, "sentence").to_dict())
+    assert by_sentence[map_chart.OCCURRENCE]["encoding"]["color"]["scale"]["domain"] == [
+        "sentence 1", "sentence 2", "sentence 3"]
     assert figures.hover_sentence(("a", "b"), 1) == "a <b>b</b>"
+
+
+def test_the_contexts_map_other_words_many_sentences_and_square_scales():
+    lines = [ex.Line("", "", ("the", "bank", f"w{i}")) for i in range(figures.MAX_LEGEND_SENTENCES + 1)]
+    occ = ex.find_occurrences(lines, "bank")
+    n = len(occ)
+    coords = np.stack([np.arange(n, dtype=float), np.zeros(n)], axis=1)
+    chart = map_chart.contexts_chart(coords, occ, lines, "sentence", context_coords=np.array([[0.5, 8.0], [1.5, -2.0]]),
+                                     context_rows=[(0, 0), (3, 2)])
+    spec = chart.to_dict()
+    layers = _layers(spec)
+    # too many sentences for a legend: one colour scale over the sentence numbers; the other words in grey
+    colour = layers[map_chart.OCCURRENCE]["encoding"]["color"]
+    assert colour["field"] == "line" and colour["scale"]["scheme"] == "turbo" and colour["legend"]["title"] == "sentence"
+    assert layers[map_chart.OTHER]["mark"]["color"] == figures.GREY
+    rows, _ = map_chart.map_rows(coords, occ, lines, "sentence", context_coords=np.array([[0.5, 8.0], [1.5, -2.0]]),
+                                 context_rows=[(0, 0), (3, 2)])
+    grey = rows[rows.role == map_chart.OTHER]
+    assert list(grey.idx) == [-1, -1] and list(grey.text) == ["«the» bank w0", "the bank «w3»"]
+    # one unit per pixel on both axes, whatever width the page gives: the domains are expressions of the chart's
+    # width and height around the points' centre (x: 0..20, y: -2..8)
+    x = layers[map_chart.OCCURRENCE]["encoding"]["x"]["scale"]
+    y = layers[map_chart.OCCURRENCE]["encoding"]["y"]["scale"]
+    assert x["domainMin"]["expr"].startswith("10.0 - ") and "width" in x["domainMin"]["expr"]
+    assert y["domainMax"]["expr"].startswith("3.0 + ") and "height" in y["domainMax"]["expr"]
+    assert x["zero"] is False and x["nice"] is False
+
+
+def test_the_contexts_map_keeps_user_text_literal():
+    """Vega draws text as text and its tooltip escapes it: labels, sentences and titles reach the chart as the
+    characters the user wrote (no HTML entities, which Vega would show as such), control characters replaced."""
+    lines = [ex.Line("a bank", "<b>x</b>", ("a", "bank", "<i>")), ex.Line("the bank", "y&amp;\x07z", ("the", "bank"))]
+    occ = ex.find_occurrences(lines, "bank")
+    rows, names = map_chart.map_rows(np.zeros((2, 2)), occ, lines)
+    assert names == ["<b>x</b>", "y&amp; z"]  # a bell character is no legend text
+    assert rows.iloc[0]["text"] == "a «bank» <i>" and rows.iloc[0]["head"] == "#1 · <b>x</b> · sentence 1"
+    chart = map_chart.contexts_chart(np.zeros((2, 2)), occ, lines, title="“<b>” · m")
+    assert chart.to_dict()["title"]["text"] == "“<b>” · m"
+
+
+def test_the_plotly_figures_carry_the_data():
     heat = figures.similarity_heatmaps([("layer 0", np.eye(3)), ("mix", np.ones((3, 3)))], ["a", "b", "c"])
     assert len(heat.data) == 2 and heat.data[0].zmin == 0.0
     bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
@@ -43,7 +112,6 @@ def test_figures_carry_the_data():
     assert list(sil.textposition) == ["outside", "outside", "inside"] and sil.cliponaxis is False
 
 
-
 def test_heatmaps_name_every_row_with_room_for_each():
     """12 occurrences (the bank example): all 12 rows labelled, not every other one as plotly's automatic
     ticks gave at 1,024 px, and the plot area tall enough for 12 labels of 9 px, whatever the page width."""
@@ -56,11 +124,8 @@ def test_heatmaps_name_every_row_with_room_for_each():
     many = figures.similarity_heatmaps([("mix", np.eye(50))], [f"#{i + 1}" for i in range(50)])
     assert not many.layout.yaxis.showticklabels and many.layout.height <= 560
 
+
 def test_figures_escape_names_ticks_and_titles():
-    lines = [ex.Line("a bank", "<b>x</b>", ("a", "bank")), ex.Line("the bank", "<i>y</i>", ("the", "bank"))]
-    occ = ex.find_occurrences(lines, "bank")
-    fig = figures.contexts_map(np.zeros((2, 2)), occ, lines)
-    assert {t.name for t in fig.data if t.name != "neighbours query"} == {"&lt;b&gt;x&lt;/b&gt;", "&lt;i&gt;y&lt;/i&gt;"}
     heat = figures.similarity_heatmaps([("<b>t</b>", np.eye(2))], ["<b>x</b> #1", "<i>y</i> #2"])
     assert list(heat.data[0].x) == ["&lt;b&gt;x&lt;/b&gt; #1", "&lt;i&gt;y&lt;/i&gt; #2"]
     assert heat.layout.annotations[0].text == "&lt;b&gt;t&lt;/b&gt;"
@@ -85,7 +150,9 @@ def test_charts_for_a_projector_get_larger_type_where_there_is_room():
     bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
     big = figures.for_projector(bars)
     assert big.layout.font.size == figures.PROJECTOR_FONT and big.layout.legend.font.size == figures.PROJECTOR_FONT
-    assert big.layout.xaxis.tickfont.size == 12  # a legend under the plot must not cover them
-    assert bars.layout.font.size is None  # a copy: the page's stored figure (the HTML export) is unchanged
-    heat = figures.for_projector(figures.similarity_heatmaps([("mix", np.eye(3))], ["a", "b", "c"]))
-    assert heat.layout.yaxis.tickfont.size == 9  # the rows keep the size that fits them
+    # a legend under the plot must not cover them: the x tick labels keep the chart's own size
+    assert big.layout.xaxis.tickfont.size == bars.layout.font.size == figures.READABLE_FONT
+    assert bars.layout.font.size == figures.READABLE_FONT  # a copy: the page's stored figure is unchanged
+    heat = figures.similarity_heatmaps([("mix", np.eye(3))], ["a", "b", "c"])
+    assert heat.layout.yaxis.tickfont.size == figures.READABLE_FONT and heat.layout.hoverlabel.font.size >= 14
+    assert figures.for_projector(heat).layout.yaxis.tickfont.size == figures.READABLE_FONT  # rows keep their size

@@ -182,8 +182,16 @@ def test_clusters_as_the_senses_tab_lists_them(bank):
     assert sorted(i for g in groups for i in g.members) == list(range(6))
     assert [list(np.flatnonzero(frame.cluster_labels == g.cluster)) for g in groups] == [g.members for g in groups]
     auto = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")
-    head, per_k = fr.cluster_summary(auto.clusters)
-    assert "chosen by silhouette among" in head and per_k.startswith("Silhouette per number of clusters: 2: ")
+    head, per_k = fr.cluster_summary(auto.clusters)  # 6 occurrences: 2 clusters of 3 or none; here none
+    assert head == ("**No clear clusters**: a split into 2 leaves a cluster of fewer than 3 occurrences. The "
+                    "occurrences form one group in this mix; pick a number of clusters to split them anyway.")
+    assert per_k == "" and auto.cluster_labels is None and auto.clusters.k == 1
+    clear = dataclasses.replace(auto.clusters, labels=np.array([0, 0, 0, 1, 1, 1]), k=2, silhouettes={2: 0.4, 3: 0.3},
+                                too_small={4: 1})
+    head, per_k = fr.cluster_summary(clear)
+    assert head.startswith("**2 clusters** in the current mix (chosen by silhouette among 2, 3); silhouette 0.40")
+    assert per_k == ("Silhouette per number of clusters: 2: 0.40, 3: 0.30; 4 left out (a cluster under 3 "
+                     "occurrences)")
     assert compute_frame(table, occ, Controls((5.0, -5.0, -5.0)), word="bank").cluster_labels is None
 
 
@@ -211,3 +219,23 @@ def test_tables_and_options_of_the_page(bank):
     assert fr.embedding_note(0.25, 2, table) == (f"Last biLM run: 250 ms for 2 new of 6 sentences ({table.num_tokens} "
                                                  "tokens; the rest came from the cache).")
     assert fr.embedding_note(0.25, 6, table) == f"Last biLM run: 250 ms for 6 new of 6 sentences ({table.num_tokens} tokens)."
+
+
+def test_a_frame_computes_what_a_view_reads_only_when_it_reads_it(bank):
+    """A control move redraws the open view only (issue 29): the frame holds the mix and the map at once, and
+    the neighbours, matrices, scores and clusters when first read; the layers' scores, which do not depend on s
+    or γ, pass to the next frame of the same points and layer norm."""
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.5)), word="bank")
+    assert frame.coords is not None and frame.coords.shape == (len(occ), 2)
+    parts = ("neighbours", "_reference_found", "_layer0_found", "panels", "separation", "clusters")
+    assert not any(name in vars(frame) for name in parts)
+    eager = compute_frame(table, occ, Controls((0.0, 0.0, 0.5)), word="bank")
+    assert [n[:3] for n in frame.neighbours] == [n[:3] for n in eager.neighbours] and frame.neighbours
+    assert len(frame.panels) == table.num_layers + 1 and "panels" in vars(frame)
+    first = frame.separation
+    assert len(first) == table.num_layers + 1 and frame.layer_scores["layers"] == first[:-1]
+    moved = compute_frame(table, occ, Controls((0.0, 0.0, 1.0)), frame, word="bank")
+    assert moved.layer_scores is frame.layer_scores and moved.separation[:-1] == first[:-1]
+    normed = compute_frame(table, occ, Controls((0.0, 0.0, 1.0), layer_norm=True), moved, word="bank")
+    assert normed.layer_scores is not frame.layer_scores and "layers" not in normed.layer_scores

@@ -79,9 +79,17 @@ def test_uploaded_model_name_is_literal_and_a_bad_file_keeps_the_model(browser, 
         del f["CNN_proj/b_proj"]
         f.create_dataset("CNN_proj/b_proj", shape=(16,), dtype="float32", external=[(str(tmp_path / "secret.bin"), 0, 64)])
 
+    def open_sidebar(d) -> None:
+        if d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="true"]'):
+            _wait(d, "the sidebar's open button", lambda d: next(iter(d.find_elements(
+                By.CSS_SELECTOR, '[data-testid="stExpandSidebarButton"]')), None)).click()
+            _wait(d, "the open sidebar", lambda d: d.find_elements(
+                By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="false"]'))
+
     d = browser
     d.get(app_url + "/")
     _wait(d, "the sidebar", lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"]'), 60)
+    open_sidebar(d)  # the page starts with it closed
     side = lambda d: d.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]')  # noqa: E731
     def open_expander() -> None:
         # The page reruns after a load and draws the expander closed again: open it before every upload.
@@ -108,8 +116,39 @@ def test_uploaded_model_name_is_literal_and_a_bad_file_keeps_the_model(browser, 
     # A fresh page (a new session, so a new upload widget): the bad file is refused and the model stays.
     d.get(app_url + "/")
     _wait(d, "the sidebar", lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"]'), 60)
+    open_sidebar(d)  # the page starts with it closed
     upload(bad)
     _wait(d, "the refusal", lambda d: "uses external storage" in side(d).text, 60)
     text = side(d).text.replace("\u2060", "")
     assert "Still using " in text and "s" * 64 not in text
     assert not _page_errors(d)
+
+
+def test_the_contexts_map_shows_hostile_labels_as_text(browser, app_url):  # noqa: F811
+    """The contexts map is a Vega-Lite chart: its legend draws labels as SVG text and its hover text (Vega's
+    tooltip) escapes them, so a label or sentence that is HTML shows as written and makes no element."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    from tests.test_browser import _map_points
+    img = '<img src=x onerror="window.pwned=1">'
+    link = '<a href="https://example.org">link</a>'
+    text = "\n".join([f"[{link}] We sat on the bank of the river.", f"[{link}] The river bank was muddy.",
+                      f"[{img}] The bank raised its rates.", f"[{img}] I paid the cheque into the {img} bank."])
+    d = browser
+    d.get(f"{app_url}/?{urllib.parse.urlencode({'s': text, 'word': 'bank'})}")
+    names = {t[0] for t in _map_points(d, 150)}
+    assert names == {link, img, "neighbours query"}, names
+    legend = d.execute_script("return Array.from(document.querySelectorAll("
+                              "'.st-key-explorer_map_chart svg text')).map(t => t.textContent)")
+    assert link in legend and img in legend
+    hovered = []
+    for mark in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_map_chart svg .mark-symbol.role-mark path")[:4]:
+        ActionChains(d).move_to_element(mark).perform()
+        hovered.append(_wait(d, "the hover text", lambda d: d.execute_script(
+            "const t = document.querySelector('#vg-tooltip-element.visible');"
+            "return t ? [t.innerText, t.querySelectorAll('a, img, span[style]').length] : null")))
+    assert any(link in shown and "«bank»" in shown for shown, _ in hovered), hovered
+    assert any(img in shown for shown, _ in hovered), hovered
+    assert all(elements == 0 for _, elements in hovered), hovered
+    assert not d.execute_script("return window.pwned") and not _page_errors(d)

@@ -96,16 +96,20 @@ def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
     at.slider(key="explorer_w_0").set_value(2.0).run()
     at.switch_page("views/layers.py").run()
     no_errors(at)
-    at.button(key="layers_use_wsd").click().run()
+    at.button(key="layers_use_wsd").click().run()  # opens the Explorer with the weights (issue 29)
     no_errors(at)
-    at.switch_page("views/explorer.py").run()
-    no_errors(at)
+    assert at.title[0].value == "ELMo Explorer" and not any(b.key == "layers_use_wsd" for b in at.button)
     w = [round(v, 1) for v in lg.weights_for_explorer([0.2, 0.3, 0.5])]  # the sliders' 0.1 steps
+    assert [shown_text(m.value) for m in at.success] == [
+        "The sliders hold the word sense (sense means) weights from the Layer probes page: w = "
+        f"{', '.join(f'{v:.1f}' for v in w)}, so s = {', '.join(f'{v:.2f}' for v in lg.softmax(w))}."]
     assert [at.slider(key=f"explorer_w_{j}").value for j in range(3)] == pytest.approx(w)
     assert frame_of(at).s == pytest.approx(lg.softmax(w))
     # what the browser shows: the sent value when set_value is on, else the widget default (the old bug: -5)
     assert [shown(at.slider(key=f"explorer_w_{j}")) for j in range(3)] == pytest.approx(w)
-    # the next interaction sends the shown values back; the learned weights must survive it
+    # the next interaction sends the shown values back; the learned weights must survive it. (AppTest reruns the
+    # page its own switch_page named, the Layers page, where a browser follows the app's switch: point it here.)
+    at.switch_page("views/explorer.py")
     for j in range(3):
         at.slider(key=f"explorer_w_{j}").set_value(shown(at.slider(key=f"explorer_w_{j}")))
     at.checkbox(key="explorer_layer_norm").check().run()
@@ -113,6 +117,21 @@ def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
     assert [at.slider(key=f"explorer_w_{j}").value for j in range(3)] == pytest.approx(w)
     assert [shown(at.slider(key=f"explorer_w_{j}")) for j in range(3)] == pytest.approx(w)
     assert at.query_params["w"] == ",".join(f"{v:g}" for v in w)
+
+
+def test_use_weights_opens_the_explorer_from_a_session_that_began_on_the_layers_page(fixture_report, monkeypatch):
+    path, _ = fixture_report
+    monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page("views/layers.py").run()  # a link to /layers: the Explorer has never run in this session
+    no_errors(at)
+    at.button(key="layers_use_pos").click().run()
+    no_errors(at)
+    w = [round(v, 1) for v in lg.weights_for_explorer([0.1, 0.6, 0.3])]
+    assert at.title[0].value == "ELMo Explorer"
+    assert [at.slider(key=f"explorer_w_{j}").value for j in range(3)] == pytest.approx(w)
+    assert frame_of(at).s == pytest.approx(lg.softmax(w))
+    assert any("part of speech weights" in shown_text(m.value) for m in at.success)
 
 
 def shown(slider) -> float:

@@ -2,15 +2,13 @@
 and its checks of what a page shows, on made-up pages (a check that passes everything would hide a broken app)."""
 from __future__ import annotations
 
-import base64
 import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
-import numpy as np
-
-from benchmarks.load import Page, Session, summary
+from benchmarks.load import Page, Session, summary, vega_rows
 from tests.conftest import ALLENNLP, ROOT
 
 
@@ -32,11 +30,13 @@ def test_two_sessions_open_type_and_slide_without_errors(tmp_path):
     assert "median" in result.stdout and "server RSS" in result.stdout
 
 
-def _session(query: str, text: str, xs: list[float] | dict) -> Session:
+def _session(query: str, text: str, xs: list[float]) -> Session:
+    """A page whose map draws ``xs`` as occurrences, plus the query's ring and a grey other word (not counted)."""
     s = Session("http://127.0.0.1:9", 1)
     s.text = text
-    s.page = Page(query=query, map_spec={"data": [{"name": "river", "x": xs, "y": xs},
-                                                  {"name": "neighbours query", "x": [0.0], "y": [0.0]}]})
+    s.page = Page(query=query, map_rows=[{"role": "occurrence", "series": "river", "x": x, "y": x} for x in xs]
+                  + [{"role": "neighbours query", "series": "neighbours query", "x": 0.0, "y": 0.0},
+                     {"role": "other words", "series": "other words", "x": 1.0, "y": 1.0}])
     return s
 
 
@@ -46,15 +46,22 @@ def test_the_checks_read_the_word_from_the_url_and_count_the_maps_points():
     assert "shows 2 points" in _session("word=bank", text, [0.0, 1.0]).check_map()[0]  # one occurrence missing
     assert "occurs 1 times" in _session("word=Bank&case=exact", text, [0.0, 1.0, 2.0]).check_map()[0]  # case
     assert "names no word" in _session("ex=bank", text, [0.0]).check_map()[0]
-    # plotly's typed arrays (numpy data in a figure's JSON) count too
-    typed = {"dtype": "f8", "bdata": base64.b64encode(np.arange(3, dtype="f8").tobytes()).decode()}
-    assert _session("word=bank", text, typed).check_map() == []
+    # the points as the page sends them: the Vega-Lite chart's Arrow data
+    import pandas as pd
+    from streamlit import dataframe_util
+    table = pd.DataFrame({"x": [0.0, 1.0, 2.0, 1.0], "y": [0.0, 1.0, 2.0, 1.0], "series": ["river"] * 3 + ["neighbours query"],
+                          "role": ["occurrence"] * 3 + ["neighbours query"]})
+    chart = SimpleNamespace(datasets=[SimpleNamespace(data=SimpleNamespace(
+        data=dataframe_util.convert_anything_to_arrow_bytes(table)))], data=SimpleNamespace(data=b""))
+    s = _session("word=bank", text, [])
+    s.page.map_rows = vega_rows(chart)
+    assert s.check_map() == [] and s.page.map_points() == [("river", [0.0, 1.0, 2.0], [0.0, 1.0, 2.0])]
     # no map: right only when the word has too few occurrences for one
     s = _session("word=loan", text, [0.0])
-    s.page.map_spec = None
+    s.page.map_rows = None
     assert s.check_map() == []
     s = _session("word=bank", text, [0.0])
-    s.page.map_spec = None
+    s.page.map_rows = None
     assert "drew no map" in s.check_map()[0]
     s.page.errors = ["exception: ValueError: x"]
     assert s.check_map() == ["exception: ValueError: x"]

@@ -264,11 +264,12 @@ def test_the_query_occurrence_and_the_links_note():
 
 
 @pytest.mark.parametrize("selection, expected", [
-    ({"selection": {"points": [{"customdata": [2, "x"]}]}}, 2),
-    ({"selection": {"points": [{"customdata": [-1]}, {"customdata": [1]}]}}, 1),  # grey context point first
-    ({"selection": {"points": [{"customdata": [7]}]}}, None),  # out of range
-    ({"selection": {"points": [{"customdata": ["<b>"]}]}}, None),  # hostile
-    ({"selection": {"points": [{"customdata": []}]}}, None),
+    ({"selection": {"pick": [{"idx": 2}]}}, 2),  # the Vega-Lite map's point selection (app.map_chart.PICK)
+    ({"selection": {"pick": [{"idx": -1}, {"idx": 1}]}}, 1),
+    ({"selection": {"pick": [{"idx": 7}]}}, None),  # out of range
+    ({"selection": {"pick": [{"idx": "<b>"}]}}, None),  # hostile
+    ({"selection": {"pick": [{"vgsid_": 2}]}}, None), ({"selection": {"pick": []}}, None),
+    ({"selection": {"pick": {}}}, None), ({"selection": {"points": [{"customdata": [1]}]}}, None),
     ({"selection": "nonsense"}, None), (None, None), ({}, None)])
 def test_a_click_on_the_map(selection, expected):
     assert state.clicked_occurrence(selection, 5) == expected
@@ -277,7 +278,7 @@ def test_a_click_on_the_map(selection, expected):
 def test_the_controls_come_from_the_widgets():
     ss = {**state.widget_defaults(state.View(weights=(1.0, 0.0, -1.0), gamma=2.0, k=4, same_word=True,
                                              projection="tsne", clusters=3), 3),
-          state.MAP_CHART: {"selection": {"points": [{"customdata": [1]}]}}}
+          state.MAP_CHART: {"selection": {"pick": [{"idx": 1}]}}}
     controls = state.controls_of(ss, 3, query=2, n=4)
     assert controls == Controls((1.0, 0.0, -1.0), 2.0, False, "tsne", False, 2, 1, 4, True, False, True, 3)
     ss[state.N_CLUSTERS] = "3"  # not a number of clusters: chosen by silhouette
@@ -291,6 +292,30 @@ def test_colour_by_offers_what_means_something_here():
     ss[state.COLOR_BY] = "cluster"
     assert state.color_by_choices(ss, False, True, True) == ["sentence", "spelling", "cluster"]
     assert ss[state.COLOR_BY] == "cluster"
+
+
+def test_colour_goes_to_label_when_a_labelled_set_comes_in():
+    """Issue 29: colour-by stayed on "sentence" after a labelled set replaced an unlabelled one."""
+    bank = ["river", "money", "river", None]
+    ss = {state.COLOR_BY: "sentence"}  # the link's (or the default's) choice on the session's first frame
+    state.color_by_choices(ss, True, False, True, label_set=bank)
+    assert ss[state.COLOR_BY] == "sentence" and ss[state.COLOR_SET] == ("money", "river")  # the link decides
+    ss[state.COLOR_BY] = "label"
+    state.color_by_choices(ss, False, False, False, label_set=[None, None])  # typed sentences without labels
+    assert ss[state.COLOR_BY] == "sentence"  # no labels: the first choice that means something
+    state.color_by_choices(ss, True, False, True, label_set=bank)  # the "bank" example replaces them
+    assert ss[state.COLOR_BY] == "label"
+    ss[state.COLOR_BY] = "cluster"  # the user's choice for this set ...
+    state.color_by_choices(ss, True, False, True, label_set=bank + ["money"])  # ... stays while they edit it
+    assert ss[state.COLOR_BY] == "cluster"
+    state.color_by_choices(ss, True, True, True, label_set=["season", "water", "coil"])  # another labelled set
+    assert ss[state.COLOR_BY] == "label"
+    ss[state.COLOR_BY] = "spelling"
+    state.color_by_choices(ss, True, True, False, label_set=["season", "water"])  # a label typed away: new set
+    assert ss[state.COLOR_BY] == "label"
+    ss[state.COLOR_BY] = "sentence"
+    assert state.color_by_choices(ss, True, False, True) == ["label", "sentence", "cluster"]  # untracked: kept
+    assert ss[state.COLOR_BY] == "sentence"
 
 
 def test_the_compare_tab_opens_on_the_page_model_and_the_next_one():

@@ -16,9 +16,9 @@ import urllib.parse
 import streamlit as st
 
 from app import explore as ex
-from app import compare, exports, figures, resources, state
-from app.clusters import agreement
-from app.display import kwic_table, plural
+from app import compare, exports, figures, fit_mix, map_chart, resources, state
+from app.clusters import CLEAR_SILHOUETTE, agreement, min_cluster_size
+from app.display import kwic_list, kwic_table, plural
 from app.examples import EXAMPLE_SETS, find_example
 from app.frame import (Frame, Reference, cluster_groups, cluster_summary, compute_frame, embedding_note, layer_maps,
                        layer_name, map_caption, method_name, mix_formula, neighbour_lines, no_neighbours_note,
@@ -30,14 +30,15 @@ ss = st.session_state
 FRAME = state.FRAME
 EXAMPLE_TEXTS = {name: e.text for name, e in EXAMPLE_SETS.items()}
 
+LEAD = ("ELMo gives every word a vector that depends on the sentence around it. Load an example set (or your own "
+        "sentences), pick a word, then move the layer weights beside the map and watch its senses separate (or not).")
 INTRO = """
-ELMo gives every word a vector that depends on the sentence around it. Type sentences that use one word in
-different senses, one per line, optionally with a sense label in front (`[river] We sat on the bank.`), or load an
-example set; pick the word; then see where its occurrences land. **Layer 0** is the context-free character-CNN
-vector: every occurrence of one spelling gets the same vector there, and the spelling includes capitals ("Spring"
-and "spring" are different inputs to it). **Layers 1 and 2** are the biLSTM layers,
-which see the whole sentence. The ELMo vector mixes them: ELMo = γ · Σ_j s_j · h_j with s_j = softmax(w)_j.
-Move the weights and watch the senses separate (or not).
+Type sentences that use one word in different senses, one per line, optionally with a sense label in front
+(`[river] We sat on the bank.`), or load an example set; pick the word; then see where its occurrences land.
+**Layer 0** is the context-free character-CNN vector: every occurrence of one spelling gets the same vector there,
+and the spelling includes capitals ("Spring" and "spring" are different inputs to it). **Layers 1 and 2** are the
+biLSTM layers, which see the whole sentence. The ELMo vector mixes them: ELMo = γ · Σ_j s_j · h_j with
+s_j = softmax(w)_j. For a projector: presentation mode (in the sidebar, or `present=1` in the link).
 """
 
 
@@ -73,6 +74,7 @@ def load_example(name: str) -> None:
     ss[state.SENTENCES] = EXAMPLE_SETS[name].text
     ss[state.WORD] = EXAMPLE_SETS[name].word
     ss[state.private("upload_message")] = None
+    ss[state.SENTENCES_OPEN] = False  # the map comes up where the text was
 
 
 def on_upload() -> None:
@@ -87,6 +89,7 @@ def on_upload() -> None:
         ss[state.WORD] = None
         ss[state.private("upload_message")] = None
         ss[state.private("upload_note")] = note
+        ss[state.SENTENCES_OPEN] = False  # loaded: the map comes up where the text was
     except ValueError as err:  # the text box keeps what it had
         ss[state.private("upload_message")] = str(err)
 
@@ -111,13 +114,27 @@ def chart(fig):
 
 
 def input_section() -> ex.ParsedInput:
-    st.subheader("1 · Sentences")
-    if not presenting():
-        st.caption("Example sets (one click loads the sentences and picks the word):")
-    cols = st.columns(len(EXAMPLE_SETS))
-    for col, (name, example) in zip(cols, EXAMPLE_SETS.items()):
+    """The example sets' buttons, and the sentences in a box that stays closed once a set is loaded (the map,
+    not the text, is what the page is for); it opens for an empty box, and by a click to edit."""
+    if state.SENTENCES_OPEN not in ss:  # a session's first run: open only when there is nothing to show
+        ss[state.SENTENCES_OPEN] = not (ss.get(state.SENTENCES) or "").strip()
+    cols = st.columns([1.35] + [1] * len(EXAMPLE_SETS), vertical_alignment="center")
+    cols[0].markdown("**1 · Sentences**")
+    for col, (name, example) in zip(cols[1:], EXAMPLE_SETS.items()):
         col.button(name, key=state.key(f"example_{name}"), help=example.title, on_click=load_example, args=(name,),
                    width="stretch")
+    box = st.expander("Edit the sentences, type your own or upload a .txt file", key=state.SENTENCES_OPEN,
+                      on_change="rerun")
+    with box:
+        parsed = sentences_box()
+    if ss.get(state.private("upload_note")):  # outside the box, which a loaded file closes
+        st.info(md(ss.pop(state.private("upload_note"))))
+    for note in parsed.notes:
+        st.warning(md(note))
+    return parsed
+
+
+def sentences_box() -> ex.ParsedInput:
     left, right = st.columns([3, 1]) if not presenting() else (st.container(), None)
     if right is not None:
         with right:
@@ -125,16 +142,12 @@ def input_section() -> ex.ParsedInput:
                              on_change=on_upload, max_upload_size=resources.UPLOAD_LIMITS_MB["sentences"])
             if ss.get(state.private("upload_message")):
                 st.error(md(ss[state.private("upload_message")]))
-            if ss.get(state.private("upload_note")):
-                st.info(md(ss.pop(state.private("upload_note"))))
     with left:
         st.text_area("One sentence per line. Optional sense label in front: `[river] We sat on the bank.`",
                      key=state.SENTENCES, height=150 if presenting() else 230, max_chars=ex.MAX_TEXT_CHARS,
                      help=ex.LABEL_HELP,
                      placeholder="[river] We sat on the bank of the river.\n[money] I went to the bank to pay in a cheque.")
     parsed = resources.parse_sentences(ss.get(state.SENTENCES) or "")
-    for note in parsed.notes:
-        st.warning(md(note))
     if parsed.lines and not presenting():
         with st.expander(f"Tokenization the model sees ({plural(len(parsed.lines), 'sentence')}, Moses tokenizer)"):
             st.dataframe(tokenization_rows(parsed.lines), hide_index=True, width="stretch")
@@ -142,7 +155,8 @@ def input_section() -> ex.ParsedInput:
 
 
 def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None:
-    st.subheader("2 · Target word")
+    """The word picker and how often the word occurs; its concordance is drawn under the map
+    (``occurrences_section``)."""
     fold_case = bool(ss.get(state.FOLD_CASE, True))
     counts = dict(ex.word_counts(lines, fold_case))
     if not counts:
@@ -151,8 +165,12 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
     note = state.pick_word(ss, counts, lines, fold_case)
     if note:
         st.info(note)
-    left, right = st.columns([2, 1], vertical_alignment="bottom")
-    left.selectbox("Target word (type its first letters; most frequent first)", ex.picker_order(counts.items()),
+    if presenting():  # the count under the picker: presentation mode's larger type leaves the row no room
+        left, right = st.columns([2, 1], vertical_alignment="bottom")
+        summary = st.container()
+    else:  # the count beside it, one row less above the map
+        left, right, summary = st.columns([1.5, 1, 1.6], vertical_alignment="bottom")
+    left.selectbox("2 · Target word (type its first letters; most frequent first)", ex.picker_order(counts.items()),
                    key=state.WORD, format_func=lambda w: f"{w}  ({counts.get(w, 0)}×)", filter_mode="prefix")
     with right:
         st.checkbox("treat case as the same word", key=state.FOLD_CASE,
@@ -169,11 +187,16 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
                    f"{', with inflections' if inflections else ''}. Pick one of the words in the list.")
         return None
     headline, case_caption = word_summary(word, occurrences)
-    st.markdown(headline)
+    summary.markdown(headline)
     if case_caption:
         st.caption(case_caption)
-    st.html(kwic_table(*occurrence_lines(occurrences, lines, chars=70), max_height_px=None if presenting() else 230))
     return word, occurrences
+
+
+def occurrences_section(lines: list[ex.Line], word: str, occurrences: list[ex.Occurrence]) -> None:
+    """The word's concordance, under the map and its views (the map's points carry the same sentences)."""
+    st.markdown(f"**Occurrences of “{md(word)}”** (numbered as on the map and in the tables)")
+    st.html(kwic_table(*occurrence_lines(occurrences, lines, chars=70), max_height_px=None if presenting() else 330))
 
 
 def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenTable | None:
@@ -215,57 +238,108 @@ KEEP = "session"
 
 
 # ---- the live part: sliders, map, neighbours, similarity, export --------------------------------------------
-def weights_section(num_layers: int, stacked: bool) -> list:
-    """The weight sliders and γ; returns one container per layer for its s_j (filled once the frame is known).
-    ``stacked`` puts them one under another, for the rail beside the map in presentation mode."""
-    st.subheader("3 · Weights" if stacked else "3 · Layer weights")
-    cols = [st.container() for _ in range(num_layers + 1)] if stacked else st.columns(num_layers + 1)
+def weights_section(num_layers: int) -> list:
+    """The weight sliders and γ, one under another in the rail beside the map; returns one container per layer
+    for its s_j (filled once the frame is known)."""
+    st.subheader("3 · Weights")
     notes = []
     for j in range(num_layers):
-        cols[j].slider(f"w_{j} · layer {j}", *state.W_RANGE, step=state.W_STEP, key=state.weight_key(j),
-                       help=f"Raw weight of {layer_name(j, num_layers)}; s = softmax(w).")
-        notes.append(cols[j].container())
-    cols[-1].slider("γ (gamma)", *ex.GAMMA_RANGE, step=0.1, key=state.GAMMA,
-                    help="Overall scale. γ multiplies every vector equally, so it changes no cosine similarity "
-                         "and no map; it matters for the exported vectors.")
+        st.slider(f"w_{j} · layer {j}", *state.W_RANGE, step=state.W_STEP, key=state.weight_key(j),
+                  help=f"Raw weight of {layer_name(j, num_layers)}; s = softmax(w).")
+        notes.append(st.container())
+    st.slider("γ (gamma)", *ex.GAMMA_RANGE, step=0.1, key=state.GAMMA,
+              help="Overall scale. γ multiplies every vector equally, so it changes no cosine similarity "
+                   "and no map; it matters for the exported vectors.")
     return notes
 
 
-def preset_buttons(num_layers: int, stacked: bool) -> None:
-    """Equal / top / layer 0 / reset; the narrow rail gets short labels, two to a row."""
+def preset_buttons(num_layers: int) -> None:
+    """Equal / top / layer 0 / reset: short labels, two to a row in the rail (the full name on hover)."""
     presets = (("Equal weights", "Equal", "equal", None), ("Top layer only", "Top only", "top", None),
                ("Layer 0 only", "Layer 0", "bottom", None),
                ("Reset", "Reset", None, "Equal weights, γ = 1, no layer norm, automatic projection."))
-    cols = st.columns(2) if stacked else st.columns(4)
+    cols = st.columns(2)
     for i, (label, short, preset, help_text) in enumerate(presets):
         click, args = (set_weights, (preset, num_layers)) if preset else (reset_controls, (num_layers,))
-        cols[i % len(cols)].button(short if stacked else label, on_click=click, args=args,
-                                   key=state.key(f"preset_{preset}" if preset else "reset"), width="stretch",
-                                   help=help_text or (label if stacked else None))
+        cols[i % 2].button(short, on_click=click, args=args, key=state.key(f"preset_{preset}" if preset else "reset"),
+                           width="stretch", help=help_text or label)
+
+
+def map_controls() -> None:
+    """Layer norm, the projection and the grey context words, in the rail under the weights (presentation
+    mode leaves them out: fewer controls)."""
+    st.checkbox("layer norm", key=state.LAYER_NORM,
+                help="Normalise each layer of each sentence with one mean and variance over all its values "
+                     "(AllenNLP's do_layer_norm) before mixing.")
+    st.selectbox("2-D projection", ex.PROJECTIONS, key=state.PROJECTION, format_func=ex.PROJECTION_NAMES.get,
+                 help=f"auto: PCA below {ex.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
+                      "else UMAP.")
+    st.checkbox("other words in grey", key=state.CONTEXT,
+                help="Also place the sentences' other words on the map (projected together with the occurrences).")
+
+
+def fit_s(table: ex.TokenTable, occurrences: list[ex.Occurrence]) -> None:
+    """Button callback: the s that best separates the labelled senses (``app.fit_mix``) into the sliders."""
+    layers = table.layers(bool(ss.get(state.LAYER_NORM)))[:, table.rows(occurrences)]
+    labels = [o.label for o in occurrences]
+    try:
+        fit = fit_mix.fit_mix(layers, labels)
+    except ValueError as err:
+        ss[state.WEIGHTS_MESSAGE] = ("warning", str(err))
+        return
+    w = state.set_layer_weights(ss, fit_mix.weights_for_s(fit.s, state.W_RANGE, state.W_STEP))
+    s_set = ex.softmax(w)
+    ss[state.WEIGHTS_MESSAGE] = ("success", fit_mix.fit_message(fit, s_set, fit_mix.accuracy(layers, labels, s_set)))
+
+
+def layer_note(table: ex.TokenTable, occurrences: list[ex.Occurrence], layer_norm: bool) -> str:
+    """``fit_mix.weight_note`` for these occurrences, kept while the table, occurrences and layer norm stay."""
+    rows = table.rows(occurrences)
+    key = (tuple(rows.tolist()), layer_norm)
+    memo = ss.get(state.private("layer_note"))
+    if memo is not None and memo[0] is table and memo[1] == key:
+        return memo[2]
+    note = fit_mix.weight_note(fit_mix.layer_effect(table.layers(layer_norm)[:, rows]), layer_norm)
+    ss[state.private("layer_note")] = (table, key, note)
+    return note
+
+
+def fit_s_row(table: ex.TokenTable, occurrences: list[ex.Occurrence]) -> None:
+    """Under the presets: "Fit s to my labels" (when the occurrences carry two senses or more), what it or the
+    Layer probes page set, and why moving a weight may change the map little here."""
+    labels = [o.label for o in occurrences]
+    if fit_mix.can_fit(labels):
+        st.button("Fit s to my labels", key=state.key("fit_s"), on_click=fit_s, args=(table, occurrences),
+                  width="stretch",
+                  help="Tries every s on a 0.1 grid and keeps the one whose mix gives the best leave-one-out "
+                       "nearest-neighbour accuracy on your sense labels (each occurrence takes the label of its "
+                       "nearest other occurrence), as the ELMo paper learns s for each task. γ changes no cosine.")
+    message = ss.pop(state.WEIGHTS_MESSAGE, None)
+    if message:
+        getattr(st, message[0])(md(message[1]))
+    note = layer_note(table, occurrences, bool(ss.get(state.LAYER_NORM)))
+    if note:
+        st.caption(md(note))
 
 
 @st.fragment
 def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occurrences: list[ex.Occurrence]) -> None:
     num_layers = table.num_layers
-    # In presentation mode the weights stand in a rail beside the tabs, so that a projector's 1,024 x 768
-    # screen shows the sliders and the map at once; the normal page keeps them in one row above.
-    rail, main = st.columns([1, 3.2], gap="medium") if presenting() else (st.container(), None)
+    # Every control that changes the mix or the map stands in this fragment, so that moving one reruns only
+    # the mix, the projection and the open view, not the page (sentences, word, model panel). They stand in a
+    # rail beside the map, so that one 1,024 x 768 screen shows every slider and the whole map: the points
+    # move where the eye already is, with no scrolling between slider and map.
+    with st.container(key=state.key("live")):  # the rail's width and the map row's reflow: streamlit_app.py
+        rail, main = st.columns([1, 3.2], gap="medium")
     with rail:
-        weight_notes = weights_section(num_layers, stacked=presenting())
+        weight_notes = weights_section(num_layers)
         formula = st.container()
-        preset_buttons(num_layers, stacked=presenting())
-        share = st.container() if presenting() else None  # the copy-link row, filled once the view is known
-    if not presenting():
-        o = st.columns(3, vertical_alignment="bottom")
-        o[0].checkbox("layer norm", key=state.LAYER_NORM,
-                      help="Normalise each layer of each sentence with one mean and variance over all its values "
-                           "(AllenNLP's do_layer_norm) before mixing.")
-        o[1].selectbox("2-D projection", ex.PROJECTIONS, key=state.PROJECTION, format_func=ex.PROJECTION_NAMES.get,
-                       help=f"auto: PCA below {ex.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
-                            "else UMAP.")
-        o[2].checkbox("other words in grey", key=state.CONTEXT,
-                      help="Also place the sentences' other words on the map (projected together with the occurrences).")
-    with main or st.container():  # after the row above in the normal page
+        preset_buttons(num_layers)
+        fit_s_row(table, occurrences)
+        if not presenting():
+            map_controls()
+        share = st.container()  # the copy-link row, filled once the view is known
+    with main:
         frame_and_tabs(model, table, word, occurrences, weight_notes, formula, share)
     sync_url(num_layers, model)
     state.remember(ss)
@@ -282,7 +356,7 @@ def frame_and_tabs(model: resources.LoadedModel, table: ex.TokenTable, word: str
         st.info(md(note))
     controls = state.controls_of(ss, num_layers, query, n)
     ref, ref_total, ref_note = reference_table(model, word, controls.inflections)
-    with st.spinner(f"Projecting {plural(n, 'point')} with {method_name(controls.projection)}…"):
+    with st.spinner(resources.projecting_text(n, controls.projection)):
         frame = compute_frame(table, occurrences, controls, ss.get(FRAME), model_key=model.key, word=word,
                               reference=Reference(ref, ref_total, ref_note),
                               umap_state=resources.umap_warm_up().state, types=resources.type_vectors(model))
@@ -290,16 +364,15 @@ def frame_and_tabs(model: resources.LoadedModel, table: ex.TokenTable, word: str
     ss[state.QUERY] = frame.query  # before the selectbox is drawn, so a click moves it
     for j, s_j in enumerate(frame.s):
         weight_notes[j].markdown(f"s_{j} = **{s_j:.3f}**")
-        if not presenting():  # the rail has no room for a bar under every slider
-            weight_notes[j].progress(float(s_j))
     formula.markdown(mix_formula(frame.s, controls.gamma))
     if zero_note(frame):
         st.warning(zero_note(frame))
-    with share or st.container():
-        share_row(model, num_layers, stacked=share is not None)
+    with share:
+        share_row(model, num_layers)
     labels = list(state.TABS.values())
-    tabs = st.tabs(labels, key=state.TAB, on_change="rerun")
-    views = (lambda: map_view(frame, occurrences, table, model.display_name),
+    with st.container(key=state.key("views")):  # a narrow page stacks the views' columns: streamlit_app.py
+        tabs = st.tabs(labels, key=state.TAB, on_change="rerun")
+    views = (lambda: map_and_neighbours(frame, occurrences, table, model.display_name),
              lambda: neighbours_tab(frame, occurrences, table),
              lambda: similarity_tab(frame, occurrences),
              lambda: senses_tab(frame, occurrences, table),
@@ -311,17 +384,14 @@ def frame_and_tabs(model: resources.LoadedModel, table: ex.TokenTable, word: str
                 view()
 
 
-def share_row(model: resources.LoadedModel, num_layers: int, stacked: bool = False) -> None:
-    """The "Copy link" button and what a link cannot carry (side by side, or ``stacked`` in the rail)."""
+def share_row(model: resources.LoadedModel, num_layers: int) -> None:
+    """The "Copy link" button and, under it, what a link cannot carry."""
     view = current_view(num_layers, model)
     link = link_of(view)
     notes = state.link_notes(view, model.key, model.display_name, ss)
-    left, right = (st.container(), st.container()) if stacked else st.columns([1.3, 4], vertical_alignment="center")
-    with left:
-        copy_button(link)
-    with right:
-        st.caption(" ".join(notes) or "The link holds this view: sentences, word, every control, the tab and the "
-                   "model's name; it draws the same map in any browser.")
+    copy_button(link)
+    st.caption(" ".join(notes) or "The link holds this view: sentences, word, every control, the tab and the "
+               "model's name; it draws the same map in any browser.")
 
 
 def copy_button(link: str) -> None:
@@ -343,6 +413,31 @@ def copy_button(link: str) -> None:
         "};</script>", height=40, width="stretch")
 
 
+def map_and_neighbours(frame: Frame, occurrences, table, model_name: str) -> None:
+    """The map tab: the map, and the neighbours of its query point beside it (under it where the page is
+    narrow: the reflow is CSS in streamlit_app.py), so that a click on a point shows its neighbours where the
+    eye already is."""
+    with st.container(key=state.key("map_row")):
+        left, right = st.columns([1.75, 1], gap="medium")
+    with left:
+        map_view(frame, occurrences, table, model_name)
+    with right:
+        map_neighbours(frame, occurrences, table)
+
+
+def map_neighbours(frame: Frame, occurrences, table) -> None:
+    """The query occurrence and its nearest occurrences in the mix (k and "same word only" as the Neighbours tab
+    sets them, which also has the reference corpus and layer 0)."""
+    st.markdown(f"**Nearest to #{frame.query + 1}** in the mix", help="Click a point on the map to make it the "
+                "query. The Neighbours tab sets k and “same word only”, and adds the reference corpus and layer 0.")
+    st.html(kwic_list(*occurrence_lines(occurrences, table.lines, [frame.query])))
+    empty = no_neighbours_note(frame)
+    if empty:
+        st.info(empty)
+    else:
+        st.html(kwic_list(*neighbour_lines(frame)))
+
+
 def map_view(frame: Frame, occurrences, table, model_name: str) -> None:
     if frame.same_vector:
         st.info(same_vector_note(frame))
@@ -352,16 +447,27 @@ def map_view(frame: Frame, occurrences, table, model_name: str) -> None:
 def colour_choices(frame: Frame, occurrences) -> list[str]:
     """The map's "colour by" choices here; a remembered choice that does not apply becomes the first."""
     return state.color_by_choices(ss, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
-                                  frame.clusters is not None)
+                                  frame.cluster_labels is not None, label_set=[o.label for o in occurrences])
 
 
-def map_figure(frame: Frame, occurrences, table, model_name: str):
+def map_figure(frame: Frame, occurrences, table, model_name: str, projector: bool = False):
     """The contexts map of the current frame, titled with its settings: what the map tab draws and what the Export
-    tab saves (built again there, since only the open tab is drawn and a saved copy could be an older mix's)."""
+    tab saves (built again there, since only the open tab is drawn and a saved copy could be an older mix's).
+    A Vega-Lite chart (``app.map_chart``); ``projector``: presentation mode's larger type and shorter map (the rail's
+    sliders and the whole map on one 1,024 x 768 screen)."""
     colour_choices(frame, occurrences)
     settings = exports.Settings.of_frame(frame, model_name)
-    return figures.frame_map(frame, occurrences, table, ss[state.COLOR_BY],
-                             title=exports.map_title(settings, method_name(frame.projection.method)))
+    title = exports.map_title_text(settings, method_name(frame.projection.method))
+    if projector:
+        return map_chart.frame_chart(frame, occurrences, table, ss[state.COLOR_BY], title=title,
+                                     height=figures.PROJECTOR_MAP_HEIGHT, font=figures.PROJECTOR_FONT)
+    return map_chart.frame_chart(frame, occurrences, table, ss[state.COLOR_BY], title=title)
+
+
+def map_file(frame: Frame, occurrences, table, model_name: str, kind: str) -> bytes:
+    """The Export tab's map file: "html" (a page that works offline) or "png" (drawn on the server)."""
+    fig = map_figure(frame, occurrences, table, model_name)
+    return map_chart.chart_html(fig) if kind == "html" else map_chart.chart_png(fig)
 
 
 def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
@@ -382,12 +488,12 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
                      "method and turned onto the mix's map, so you can see where context comes in.")
     color_by = ss[state.COLOR_BY]
     settings = exports.Settings.of_frame(frame, model_name)
-    fig = map_figure(frame, occurrences, table, model_name)
-    if presenting() and fig is not None:  # the rail's sliders and the whole map on one 1,024 x 768 screen
-        fig.update_layout(height=figures.PROJECTOR_MAP_HEIGHT)
-    st.plotly_chart(chart(fig), key=state.MAP_CHART, on_select="rerun", selection_mode="points", width="stretch",
-                    config=exports.png_config(exports.file_stem(frame.word, model_name, "map")))
-    st.caption(map_caption(frame))
+    fig = map_figure(frame, occurrences, table, model_name, projector=presenting())
+    st.html(map_chart.TOOLTIP_CSS)  # the hover text at 15 px (Streamlit's is 12)
+    # a click on an occurrence selects it (map_chart.PICK): the next run makes it the neighbours query
+    st.altair_chart(fig, key=state.MAP_CHART, on_select="rerun", selection_mode=[map_chart.PICK], width="stretch",
+                    alt=f"Contexts map of “{frame.word}”: {plural(n, 'occurrence')}")
+    st.caption(map_caption(frame) + " Drag to pan, shift + scroll to zoom, double-click to reset.")
     if ss.get(state.MAP_VIEW) == state.MAP_VIEWS["layers"]:
         layers_side_by_side(frame, occurrences, table, color_by, settings)
 
@@ -474,18 +580,23 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
     c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
     c1.selectbox("number of clusters", [0] + list(range(2, state.MAX_CLUSTERS + 1)), key=state.N_CLUSTERS, persist_state=KEEP,
                  format_func=lambda k: "auto (best silhouette)" if k == 0 else str(k),
-                 help="Auto tries 2 to 6 clusters and keeps the split with the highest silhouette.")
+                 help=f"Auto tries 2 to {state.MAX_CLUSTERS} clusters, each of at least "
+                      f"{min_cluster_size(n)} occurrences, and keeps the split with the highest silhouette; below "
+                      f"{CLEAR_SILHOUETTE:.2f} it says there are no clear clusters.")
     found = frame.clusters
     if found is None:
         st.info(f"The {plural(n, 'occurrence')} cannot be split into clusters here: "
                 + ("they all have the same vector in this mix." if frame.same_vector else
                    "clustering needs at least 3 occurrences with a non-zero vector."))
         return
-    c2.button("Colour the map by cluster", key=state.key("colour_by_cluster"), on_click=colour_by_cluster)
+    if found.clear:
+        c2.button("Colour the map by cluster", key=state.key("colour_by_cluster"), on_click=colour_by_cluster)
     headline, per_k = cluster_summary(found)
     st.markdown(headline)
     if per_k:
         st.caption(per_k)
+    if not found.clear:
+        return
     labels = [o.label for o in occurrences]
     agree = agreement(found, labels)
     if agree is not None:
@@ -548,15 +659,17 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
                                 resources.umap_warm_up().state)
     ss[state.private("compare_sides")] = sides
     color_by = ss.get(state.COLOR_BY, "label")
-    figs = figures.comparison_maps(sides, occurrences, table, color_by)
+    figs = map_chart.comparison_charts(sides, occurrences, table, color_by,
+                                       font=figures.PROJECTOR_FONT if presenting() else map_chart.FONT)
+    st.html(map_chart.TOOLTIP_CSS)
     cols = st.columns(len(sides))
     for j, (col, side, fig) in enumerate(zip(cols, sides, figs)):
         with col:
             if fig is None:
                 st.info("No map: fewer than 3 occurrences.")
             else:
-                stem = exports.file_stem(frame.word, side.name, "map")
-                st.plotly_chart(chart(fig), key=state.key(f"compare_map_{j}"), width="stretch", config=exports.png_config(stem))
+                with st.container(key=state.key(f"compare_map_{j}")):  # its class names the map for the tests
+                    st.altair_chart(fig, width="stretch")
             bars = figures.side_separation(side.frame)
             if bars is not None:
                 st.plotly_chart(chart(bars), key=state.key(f"compare_sep_{j}"), width="stretch")
@@ -622,12 +735,12 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
                            lambda: exports.coords_csv(lines, occurrences, frame.occurrence_coords, settings, clusters),
                            file_name=stem("map") + ".csv", mime="text/csv", key=state.key("dl_coords"), on_click="ignore")
         if frame.projection.coords is not None:
-            c3.download_button("Map (HTML, offline)", lambda: map_figure(frame, occurrences, table, model_name).to_html(
-                                   include_plotlyjs=True, full_html=True).encode("utf-8"),
+            c3.download_button("Map (HTML, offline)", lambda: map_file(frame, occurrences, table, model_name, "html"),
                                file_name=stem("map") + ".html", mime="text/html", key=state.key("dl_html"), on_click="ignore",
                                help="The map as a page that works without a network.")
-        c3.caption(f"PNG: the camera icon in the map's toolbar saves {stem('map')}.png with the map's title "
-                   "(this server has no static image export: plotly's needs the kaleido package and a browser).")
+            c3.download_button("Map (PNG)", lambda: map_file(frame, occurrences, table, model_name, "png"),
+                               file_name=stem("map") + ".png", mime="image/png", key=state.key("dl_png"),
+                               on_click="ignore", help="The map with its title and legend, drawn on the server.")
     else:
         c3.caption(f"No map files: a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points (Map tab).")
     st.caption("Numbers count from 1 as on this page (occurrence #1, sentence 1, token 1). Every file records the "
@@ -644,11 +757,16 @@ def main() -> None:
         return
     num_layers = model.embedder.num_layers
     state.init_widgets(ss, num_layers)
-    st.title("ELMo Explorer")
+    if presenting():
+        st.title("ELMo Explorer")
+    else:  # the title, a two-line lead and the full introduction behind a button: one row above the sentences
+        title, lead, more = st.columns([1.4, 3.2, 0.85], vertical_alignment="center")
+        title.title("ELMo Explorer")
+        lead.markdown(LEAD)
+        with more.popover("How it works", width="stretch"):
+            st.markdown(INTRO)
     for note in ss.pop(state.LINK_NOTES, None) or []:
         st.warning(md(note))
-    if not presenting():
-        st.markdown(INTRO)
 
     parsed = input_section()
     lines, note = ex.fit_budget(parsed.lines, ex.tokens_in_budget(resources.session_budget_bytes(), num_layers,
@@ -669,6 +787,7 @@ def main() -> None:
     if table is None:
         return
     live_view(model, table, word, occurrences)
+    occurrences_section(parsed.lines, word, occurrences)
 
 
 main()

@@ -3,12 +3,13 @@ sense means and leave-one-out, and part of speech; learned layer weights s).
 
 Widgets and wiring only; the logic is in ``app/layers_logic.py`` and ``elmo_core.probes``. Session-state keys
 of this page start with "layers_"; "use these weights" writes the explorer's weight sliders through
-``app.state.set_layer_weights`` (which updates its remembered view too).
+``app.state.set_layer_weights`` (which updates its remembered view too) and opens the Explorer page.
 """
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from app import layers_logic as lg
 from app import resources, state
@@ -18,17 +19,20 @@ from elmo_core.probes import ProbeReport
 ss = st.session_state
 
 
+EXPLORER = "views/explorer.py"  # the page "use these weights" opens (relative to app/streamlit_app.py)
+OPEN_EXPLORER = "layers_open_explorer"  # set by the callback; the page's run then switches to the Explorer
+
+
 def use_weights(task: str, s: list[float], num_layers: int) -> None:
-    """Button callback: set the explorer's sliders to the task's learned s."""
+    """Button callback: set the explorer's sliders to the task's learned s, and have the run open the Explorer
+    (``st.switch_page`` belongs in the script run, not in a callback), which says what was set beside its sliders."""
     try:
         w = lg.apply_weights(ss, s, num_layers)
     except ValueError as err:
         ss["layers_message"] = ("error", str(err))
         return
-    got = lg.softmax(w)
-    ss["layers_message"] = ("success", f"The Explorer's sliders now hold the {lg.task_label(task)} weights: "
-                                       f"w = {', '.join(f'{v:.1f}' for v in w)}, so s = "
-                                       f"{', '.join(f'{v:.2f}' for v in got)}. Open the Explorer page to see them.")
+    ss[state.WEIGHTS_MESSAGE] = ("success", lg.used_weights_message(task, w))
+    ss[OPEN_EXPLORER] = True
 
 
 def results_for(model: resources.LoadedModel) -> tuple[ProbeReport | None, str, str]:
@@ -84,7 +88,7 @@ def results_section(report: ProbeReport, num_layers: int) -> None:
     st.plotly_chart(lg.weights_figure(report), key="layers_chart_s", width="stretch")
     st.markdown("**Use a task's weights in the Explorer**")
     st.caption("Sets the Explorer's w sliders so that softmax(w) is the task's learned s "
-               "(rounded to the sliders' 0.1 steps). γ is left as it is.")
+               "(rounded to the sliders' 0.1 steps) and opens the Explorer. γ is left as it is.")
     mixing = lg.mixing_tasks(report)
     for col, (task, result) in zip(st.columns(max(len(mixing), 1)), mixing.items()):
         s = result.s
@@ -114,6 +118,12 @@ def results_section(report: ProbeReport, num_layers: int) -> None:
 
 
 def main() -> None:
+    if ss.pop(OPEN_EXPLORER, False):  # "use these weights" was clicked: the Explorer shows them
+        try:
+            st.switch_page(EXPLORER)
+        except StreamlitPageNotFoundError:  # this page run on its own (no navigation): say where they went
+            kind, text = ss.pop(state.WEIGHTS_MESSAGE)
+            ss["layers_message"] = (kind, f"{text} Open the Explorer page to see them.")
     try:
         model, note = resources.current_model()
     except Exception as err:

@@ -1,0 +1,370 @@
+"""The scalar mix's weights s fitted to the user's sense labels, and why moving a weight can change little.
+
+**Fitting s.** The ELMo paper learns s (and γ) for each task together with the task's model (Peters et al. 2018,
+section 3.2). Here the "task" is the user's labelled sentences and the "model" is the explorer's leave-one-out
+nearest neighbour: ``fit_mix`` tries every s on a grid over the simplex (step ``GRID_STEP``, plus equal weights)
+and keeps the one whose mix gives the highest leave-one-out 1-NN accuracy by cosine over the labelled
+occurrences, each occurrence taking the sense of its nearest other occurrence, so no occurrence is scored
+against itself and s cannot simply memorise the labels. Ties (frequent with a dozen sentences: accuracy moves
+in steps of 1/n) go to the s nearest to equal weights, then to the first in grid order: the same input always
+gives the same s. γ scales every vector alike, so it changes no cosine and is not fitted. The score is the
+explorer's own "1-NN accuracy" of the mix (``app.explore.knn_accuracy``; ties between neighbours count
+fractionally), so the Similarity tab shows the same number once the sliders hold the fitted s. Being the best of
+many tries on the same labels, that number flatters the fit; the nested score (``MixFit.nested``: s chosen
+without each occurrence in turn, then tested on it) does not. On the default model's 34-word sense probe
+(about 22 sentences a word) the fitted s scores 79.9% on average, the nested score 74.7%, equal weights 73.4%
+and layer 2 alone 77.4%: from a couple of dozen sentences the fitted s is a noisy estimate.
+``scripts/senses_and_fit.py`` prints the fit (and the Senses tab's clusters) for the example sets.
+
+**Why a weight moves the map little.** ``layer_effect`` measures, for the occurrences on the page, each layer's
+mean vector length, how alike the layers arrange the occurrences (the correlation of their pairwise cosine
+similarities), and how alike the equal-weights mix and each layer alone arrange them; ``weight_note`` turns that
+into one line. The mix adds the raw layers (no scaling), so a layer whose vectors are several times longer than
+the others' makes up most of the mix already at equal weights. With the default model that is layer 2: on the six
+example sets its mean length is 77-88 against 25-34 (layer 0) and 14-16 (layer 1), so "top layer only" draws
+nearly the map of equal weights (on "bank" the two PCA maps differ by 1% of the map's spread, layer 1 alone by
+half of it).
+
+No Streamlit here. Dims: L + 1 layers, n occurrences, D = 2P.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from elmo_core.metrics import TIE_TOLERANCE, chance_random_neighbour
+
+GRID_STEP = 0.1  # s_j on 0, 0.1, ..., 1 (66 weightings for three layers, 286 for four)
+MAX_GRID = 5000  # a model with many layers gets a coarser grid rather than a slow button
+MIN_LABELLED = 3  # leave-one-out 1-NN needs at least this many labelled occurrences ...
+MIN_SENSES = 2  # ... of at least this many senses
+NESTED_MAX = 60  # the honest (nested) score is computed up to this many labelled occurrences (n fits of the grid)
+
+
+@dataclass(frozen=True)
+class MixFit:
+    """The fitted weights and their score.
+
+    s: float64 (L + 1,), sums to 1, the best weighting on the grid; accuracy: its leave-one-out 1-NN accuracy in
+    [0, 1]; equal: the accuracy with equal weights; layers: the accuracy of each layer alone (L + 1,); chance: the
+    expected accuracy of a random neighbour; n: labelled occurrences scored; tried: weightings tried; tied: how
+    many of them reach ``accuracy`` (many: the labels do not pin s down); step: the grid's step; nested: what
+    choosing s is worth on a sentence it was not chosen on (each occurrence in turn is set aside, s is fitted on
+    the others and the occurrence takes the label of its nearest other one in that mix), None above
+    ``NESTED_MAX`` labelled occurrences. ``accuracy`` is the best of many tries on the same labels, so it flatters
+    the fitted s; ``nested`` does not.
+    """
+
+    s: np.ndarray
+    accuracy: float
+    equal: float
+    layers: tuple[float, ...]
+    chance: float
+    n: int
+    tried: int
+    tied: int
+    step: float
+    nested: float | None = None
+
+
+def simplex_grid(num_layers: int, step: float = GRID_STEP) -> np.ndarray:
+    """float64 (G, num_layers): every s with entries on multiples of ``step`` that sums to 1, in lexicographic
+    order of the integer counts (largest s_0 last), followed by equal weights when they are not on the grid.
+
+    Raises: ValueError for fewer than 1 layer or a step that does not divide 1.
+    """
+    if num_layers < 1:
+        raise ValueError(f"a mix needs at least one layer, got {num_layers}")
+    parts = round(1 / step)
+    if parts < 1 or abs(parts * step - 1) > 1e-9:
+        raise ValueError(f"the grid step must divide 1 (0.1, 0.25, ...), got {step}")
+    rows = []
+    # compositions of `parts` into num_layers non-negative integers (stars and bars)
+    for bars in combinations(range(parts + num_layers - 1), num_layers - 1):
+        edges = (-1, *bars, parts + num_layers - 1)
+        rows.append([edges[i + 1] - edges[i] - 1 for i in range(num_layers)])
+    grid = np.array(rows, dtype=np.float64) / parts
+    equal = np.full((1, num_layers), 1.0 / num_layers)
+    if not np.any(np.all(np.abs(grid - equal) < 1e-12, axis=1)):
+        grid = np.concatenate([grid, equal])
+    return grid
+
+
+def grid_step_for(num_layers: int, step: float = GRID_STEP, max_points: int = MAX_GRID) -> float:
+    """``step``, or a coarser one (1/parts with fewer parts) when its grid would exceed ``max_points``."""
+    parts = round(1 / step)
+    while parts > 1 and math.comb(parts + num_layers - 1, num_layers - 1) > max_points:
+        parts -= 1
+    return 1.0 / parts
+
+
+def labelled(labels: Sequence[str | None]) -> list[int]:
+    """The indices of the occurrences that carry a label."""
+    return [i for i, lab in enumerate(labels) if lab]
+
+
+def can_fit(labels: Sequence[str | None]) -> bool:
+    """Whether ``fit_mix`` can score these labels: at least 3 labelled occurrences of at least 2 senses."""
+    given = labelled(labels)
+    return len(given) >= MIN_LABELLED and len({labels[i] for i in given}) >= MIN_SENSES
+
+
+def _grams(layers: np.ndarray) -> np.ndarray:
+    """float64 (L + 1, L + 1, n, n): the dot products of every layer's vectors with every layer's."""
+    h = np.asarray(layers, dtype=np.float64)
+    return np.einsum("jad,kbd->jkab", h, h, optimize=True)
+
+
+def _same(labels: Sequence[str]) -> np.ndarray:
+    """bool (n, n): whether occurrences i and j carry the same label."""
+    codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)[1]
+    return codes[:, None] == codes[None, :]
+
+
+def _nn_scores(sims: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """``elmo_core.metrics.nn_scores_from_similarity`` with the label comparison done once (``_same``): for each
+    occurrence the share of its nearest other occurrences (ties within ``TIE_TOLERANCE``) that share its label."""
+    sims = np.array(sims, copy=True)
+    np.fill_diagonal(sims, -np.inf)
+    tied = sims >= sims.max(axis=1, keepdims=True) - TIE_TOLERANCE
+    return (tied & same).sum(axis=1) / tied.sum(axis=1)
+
+
+def _similarities(grams: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """float64 (n, n) cosine similarities of the mix sum_j s_j h_j from the layers' Gram blocks (a zero vector
+    has similarity 0 to everything, as ``app.explore.cosine_matrix`` gives it)."""
+    num_layers, n = grams.shape[0], grams.shape[2]
+    dots = (np.outer(s, s).reshape(-1) @ grams.reshape(num_layers * num_layers, n * n)).reshape(n, n)
+    norms = np.sqrt(np.clip(np.diag(dots), 0.0, None))
+    safe = np.where(norms > 0, norms, 1.0)
+    sims = dots / safe[:, None] / safe[None, :]
+    sims[norms == 0, :] = 0.0
+    sims[:, norms == 0] = 0.0
+    return sims
+
+
+def _accuracy_of(grams: np.ndarray, s: np.ndarray, same: np.ndarray) -> float:
+    """Leave-one-out 1-NN accuracy of the mix sum_j s_j h_j from the layers' Gram blocks (cosine); same: ``_same``."""
+    return float(np.mean(_nn_scores(_similarities(grams, s), same)))
+
+
+def _best(scores: np.ndarray, grid: np.ndarray) -> tuple[int, int]:
+    """(index of the best weighting, how many tie with it): ties go to the one nearest equal weights, then to the
+    first in grid order."""
+    best_rows = np.flatnonzero(scores >= scores.max() - 1e-12)
+    distance = np.round(np.linalg.norm(grid[best_rows] - 1.0 / grid.shape[1], axis=1), 12)
+    return int(best_rows[np.argmin(distance)]), len(best_rows)  # argmin: the first of equals
+
+
+def _nested(sims: np.ndarray, grid: np.ndarray, labels: Sequence[str]) -> float:
+    """Leave-one-out of the whole fit: for each occurrence i, s is chosen on the others (their own leave-one-out
+    score), then i is scored by its nearest other occurrence in that mix. sims: (G, n, n), one per weighting."""
+    n = sims.shape[1]
+    same = _same(labels)
+    hits = []
+    for i in range(n):
+        rest = np.flatnonzero(np.arange(n) != i)
+        if len({labels[j] for j in rest}) < MIN_SENSES:  # the others cannot choose an s: equal weights
+            g = int(np.argmin(np.linalg.norm(grid - 1.0 / grid.shape[1], axis=1)))
+        else:
+            sub = np.ix_(rest, rest)
+            g = _best(np.array([np.mean(_nn_scores(m[sub], same[sub])) for m in sims]), grid)[0]
+        hits.append(_nn_scores(sims[g], same)[i])
+    return float(np.mean(hits))
+
+
+def fit_mix(layers: np.ndarray, labels: Sequence[str | None], step: float = GRID_STEP) -> MixFit:
+    """The layer weights s that best separate the labelled senses by leave-one-out 1-NN (cosine).
+
+    Args:
+        layers: float (L + 1, n, D), every layer's vectors of the n occurrences (layer-normed when the page's
+            mix is: ``app.frame.occurrence_layers``); float32 is fine, the scores are computed in float64.
+        labels: n sense labels, None (or "") for an unlabelled occurrence, which is left out.
+        step: the grid's step over the simplex (coarser for many layers, see ``grid_step_for``).
+    Returns:
+        The ``MixFit``: the best s on the grid (ties: nearest to equal weights, then first in grid order) with
+        its accuracy, equal weights' and each single layer's.
+    Raises:
+        ValueError: ``layers`` is not 3-D, ``labels`` does not have one entry per occurrence, or there are fewer
+        than 3 labelled occurrences or fewer than 2 senses (``can_fit``).
+    """
+    layers = np.asarray(layers)
+    if layers.ndim != 3:
+        raise ValueError(f"layers must be (L + 1, n, D), got shape {layers.shape}")
+    if len(labels) != layers.shape[1]:
+        raise ValueError(f"{len(labels)} labels for {layers.shape[1]} occurrences")
+    if not can_fit(labels):
+        raise ValueError(f"fitting s needs at least {MIN_LABELLED} labelled occurrences of at least "
+                         f"{MIN_SENSES} senses")
+    given = labelled(labels)
+    names = [str(labels[i]) for i in given]
+    num_layers = layers.shape[0]
+    step = grid_step_for(num_layers, step)
+    grams = _grams(layers[:, given])
+    grid = simplex_grid(num_layers, step)
+    same = _same(names)
+    keep = len(given) <= NESTED_MAX  # the nested score reuses every weighting's similarities (G n^2 floats)
+    sims = [_similarities(grams, s) for s in grid] if keep else None
+    scores = np.array([np.mean(_nn_scores(m, same)) for m in sims] if keep else
+                      [_accuracy_of(grams, s, same) for s in grid])
+    best, tied = _best(scores, grid)
+    single = tuple(_accuracy_of(grams, np.eye(num_layers)[j], same) for j in range(num_layers))
+    equal = _accuracy_of(grams, np.full(num_layers, 1.0 / num_layers), same)
+    nested = _nested(np.stack(sims), grid, names) if keep else None
+    return MixFit(grid[best].copy(), float(scores[best]), equal, single,
+                  float(np.mean(chance_random_neighbour(names))), len(given), len(grid), tied, step, nested)
+
+
+def accuracy(layers: np.ndarray, labels: Sequence[str | None], s: Sequence[float]) -> float:
+    """The leave-one-out 1-NN accuracy of the mix sum_j s_j h_j over the labelled occurrences (``fit_mix``'s
+    score, for the s the sliders end up holding). Raises: ValueError as ``fit_mix``."""
+    layers = np.asarray(layers)
+    if layers.ndim != 3 or len(labels) != layers.shape[1] or len(s) != layers.shape[0]:
+        raise ValueError(f"layers {layers.shape}, {len(labels)} labels and {len(s)} weights do not match")
+    if not can_fit(labels):
+        raise ValueError(f"scoring needs at least {MIN_LABELLED} labelled occurrences of at least {MIN_SENSES} senses")
+    given = labelled(labels)
+    return _accuracy_of(_grams(layers[:, given]), np.asarray(s, dtype=np.float64),
+                        _same([str(labels[i]) for i in given]))
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.0f}%"
+
+
+def fit_message(fit: MixFit, s_set: Sequence[float], accuracy_set: float) -> str:
+    """What the page says after fitting (plain text; the page escapes it): the s the sliders now hold (``s_set`` =
+    softmax of their w, ``accuracy_set`` its score), against equal weights, chance and each layer alone, and the
+    nested score (what the fit is worth on a sentence it did not see) when there is one."""
+    alone = ", ".join(f"layer {j} {_pct(v)}" for j, v in enumerate(fit.layers))
+    nested = (f" Chosen without each sentence in turn, then tested on it: {_pct(fit.nested)}."
+              if fit.nested is not None else "")
+    if np.allclose(fit.s, 1.0 / len(fit.s)):
+        tie = f" {fit.tied} of {fit.tried} weightings tie." if fit.tied > 1 else ""
+        return (f"Equal weights are already the best s: leave-one-out 1-NN accuracy {_pct(fit.accuracy)} over "
+                f"{fit.n} labelled occurrences (chance {_pct(fit.chance)}; alone: {alone}).{tie}{nested}")
+    tie = f" {fit.tied} of {fit.tried} weightings tie; the one nearest equal weights is set." if fit.tied > 1 else ""
+    return (f"Fitted s = {' / '.join(f'{v:.2f}' for v in s_set)}: leave-one-out 1-NN accuracy "
+            f"{_pct(accuracy_set)} over {fit.n} labelled occurrences, equal weights {_pct(fit.equal)} (chance "
+            f"{_pct(fit.chance)}; alone: {alone}).{tie}{nested}")
+
+
+def weights_for_s(s: Sequence[float], w_range: tuple[float, float], step: float) -> tuple[float, ...]:
+    """Raw slider values w with softmax(w) as close to ``s`` as the sliders allow: log s, centred; when that
+    leaves the range (an s_j of 0 has no logarithm), shifted so the largest is the range's top and the rest
+    clipped at its bottom (an s_j of 0 becomes e^-(range width) times the largest, 4.5e-5 for -5..5); on the
+    sliders' step.
+
+    Raises: ValueError when s is empty, has a negative entry or sums to 0.
+    """
+    s = np.asarray(s, dtype=np.float64)
+    if s.size == 0 or np.any(s < 0) or s.sum() <= 0:
+        raise ValueError(f"layer weights must be non-negative and not all 0, got {s.tolist()}")
+    lo, hi = w_range
+    positive = s > 0
+    logs = np.full(s.shape, -np.inf)
+    logs[positive] = np.log(s[positive])
+    w = logs - logs[positive].mean()
+    if w.max() > hi or w.min() < lo:
+        w = logs - logs.max() + hi
+    w = np.clip(w, lo, hi)
+    return tuple(float(round(round(v / step) * step, 10)) for v in w)
+
+
+# ---- why a weight moves the map little ------------------------------------------------------------------------
+ALIKE = 0.98  # the equal-weights mix and one layer alone arrange the occurrences this alike: "mostly that layer"
+SIMILAR = 0.95  # two layers arrange the occurrences this alike: shifting weight between them changes little
+LONGER = 2.0  # a layer this many times longer than every other layer with context "outweighs" them
+
+
+@dataclass(frozen=True)
+class LayerEffect:
+    """What decides how much the layer weights move the map, for one set of occurrences.
+
+    lengths: mean vector length per layer (L + 1,); varies: per layer, whether its vectors differ between the
+    occurrences at all (layer 0 of one spelling does not); similarity: float64 (L + 1, L + 1), the correlation
+    of two layers' pairwise cosine similarities (1 on the diagonal, nan where a layer does not vary); alone:
+    per layer, the correlation of the equal-weights mix's pairwise cosines with that layer's alone (nan: it
+    does not vary).
+    """
+
+    lengths: tuple[float, ...]
+    varies: tuple[bool, ...]
+    similarity: np.ndarray
+    alone: tuple[float, ...]
+
+
+def _pairwise_cosines(x: np.ndarray) -> np.ndarray:
+    """The upper triangle (without the diagonal) of the rows' cosine similarities, float64."""
+    x = np.asarray(x, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1)
+    u = x / np.where(norms > 0, norms, 1.0)[:, None]
+    return (u @ u.T)[np.triu_indices(len(x), 1)]
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    if a.std() < 1e-9 or b.std() < 1e-9:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def layer_effect(layers: np.ndarray) -> LayerEffect | None:
+    """The ``LayerEffect`` of the occurrences' layers, float (L + 1, n, D); None for fewer than 3 occurrences
+    (no pairs to compare). Raises: ValueError when ``layers`` is not 3-D."""
+    layers = np.asarray(layers)
+    if layers.ndim != 3:
+        raise ValueError(f"layers must be (L + 1, n, D), got shape {layers.shape}")
+    num_layers, n = layers.shape[:2]
+    if n < 3:
+        return None
+    lengths = tuple(float(np.linalg.norm(layers[j].astype(np.float64), axis=1).mean()) for j in range(num_layers))
+    cos = [_pairwise_cosines(layers[j]) for j in range(num_layers)]
+    varies = tuple(bool(c.std() >= 1e-9) for c in cos)
+    similarity = np.array([[_correlation(cos[j], cos[k]) if j != k else 1.0 for k in range(num_layers)]
+                           for j in range(num_layers)])
+    equal = _pairwise_cosines(layers.astype(np.float64).mean(axis=0))
+    alone = tuple(_correlation(equal, cos[j]) for j in range(num_layers))
+    return LayerEffect(lengths, varies, similarity, alone)
+
+
+def weight_note(effect: LayerEffect | None, layer_norm: bool = False) -> str:
+    """One line on why moving a weight changes the map little here, or "" when nothing needs saying.
+
+    In this order: one layer's arrangement already is the equal-weights mix's (``alone`` >= ``ALIKE``), because
+    its vectors are ``LONGER`` times as long as the others' or because the layers are alike; else the two most
+    alike layers when they arrange the occurrences alike (>= ``SIMILAR``).
+    """
+    if effect is None:
+        return ""
+    n = len(effect.lengths)
+    alone = [(a, j) for j, a in enumerate(effect.alone) if not math.isnan(a)]
+    if alone:
+        a, j = max(alone)
+        others = [k for k in range(n) if k != j]
+        if a >= ALIKE and others:
+            longest_other = max(effect.lengths[k] for k in others)
+            if effect.lengths[j] >= LONGER * longest_other and not layer_norm:
+                ratio = effect.lengths[j] / longest_other
+                lengths = " and ".join(f"{effect.lengths[k]:.0f}" for k in others)
+                return (f"Layer {j}'s vectors are {ratio:.1f}× as long as the others' here (mean length "
+                        f"{effect.lengths[j]:.0f} vs {lengths}), so even equal weights mostly mean layer {j} (same "
+                        f"arrangement: {a:.2f}) and raising w_{j} moves the map little. Layer norm evens the lengths.")
+            alike = [(effect.similarity[j, k], k) for k in others if not math.isnan(effect.similarity[j, k])]
+            if alike:
+                sim, k = max(alike)
+                if sim >= SIMILAR:
+                    lo, hi = sorted((j, k))
+                    return (f"Layers {lo} and {hi} are very similar here ({sim:.2f}), so shifting weight between "
+                            "them moves the map little.")
+    pairs = [(effect.similarity[j, k], j, k) for j in range(n) for k in range(j + 1, n)
+             if not math.isnan(effect.similarity[j, k])]
+    if pairs:
+        sim, j, k = max(pairs)
+        if sim >= SIMILAR:
+            return (f"Layers {j} and {k} are very similar here ({sim:.2f}), so shifting weight between them moves "
+                    "the map little.")
+    return ""

@@ -1,0 +1,230 @@
+"""app.fit_mix: s fitted to sense labels by leave-one-out 1-NN, the sliders' w for it, and why a weight moves the
+map little (issue 29, item 6)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app import explore as ex
+from app import fit_mix as fm
+
+
+def senses_in(layer: int, n_per: int = 6, num_layers: int = 3, dim: int = 24, seed: int = 0,
+              lengths=(1.0, 1.0, 1.0)) -> tuple[np.ndarray, list[str]]:
+    """(layers float32 (num_layers, 2 n_per, dim), labels): two senses that only ``layer`` tells apart (two
+    directions); the other layers are noise around one direction. ``lengths`` scales each layer."""
+    rng = np.random.default_rng(seed)
+    n = 2 * n_per
+    layers = np.empty((num_layers, n, dim))
+    for j in range(num_layers):
+        base = np.zeros(dim)
+        base[j] = 3.0
+        layers[j] = base + rng.normal(size=(n, dim))
+        if j == layer:
+            layers[j, :n_per, dim - 1] += 6.0
+            layers[j, n_per:, dim - 2] += 6.0
+        layers[j] *= lengths[j]
+    return layers.astype(np.float32), ["a"] * n_per + ["b"] * n_per
+
+
+# ---- the grid and the weights ----------------------------------------------------------------------------------
+def test_the_grid_covers_the_simplex_with_equal_weights():
+    grid = fm.simplex_grid(3)
+    assert grid.shape == (67, 3)  # 66 points of step 0.1, then (1/3, 1/3, 1/3), which is not on it
+    np.testing.assert_allclose(grid.sum(axis=1), 1.0)
+    assert grid.min() == 0.0 and grid.max() == 1.0
+    np.testing.assert_allclose(grid[-1], [1 / 3] * 3)
+    assert len({tuple(np.round(r, 9)) for r in grid}) == 67
+    assert fm.simplex_grid(4, 0.25).shape == (35, 4)  # equal weights (0.25 each) already on that grid
+    assert fm.simplex_grid(1).tolist() == [[1.0]]
+    with pytest.raises(ValueError, match="divide 1"):
+        fm.simplex_grid(3, 0.3)
+    with pytest.raises(ValueError, match="at least one layer"):
+        fm.simplex_grid(0)
+    assert fm.grid_step_for(3) == 0.1 and fm.grid_step_for(8) == pytest.approx(1 / 7)  # C(17, 7) > 5000 at 0.1
+
+
+def test_weights_for_s_give_s_back_on_the_sliders():
+    w = fm.weights_for_s([0.3, 0.6, 0.1], (-5.0, 5.0), 0.1)
+    assert w == (0.1, 0.8, -1.0)  # log s centred, on the 0.1 steps
+    np.testing.assert_allclose(ex.softmax(w), [0.299, 0.602, 0.099], atol=5e-4)
+    assert fm.weights_for_s([1 / 3] * 3, (-5.0, 5.0), 0.1) == (0.0, 0.0, 0.0)
+    zero = fm.weights_for_s([0.0, 0.4, 0.6], (-5.0, 5.0), 0.1)  # no log of 0: the largest at the top, 0 at the bottom
+    assert zero == (-5.0, 4.6, 5.0)
+    np.testing.assert_allclose(ex.softmax(zero), [0.0, 0.4, 0.6], atol=5e-3)
+    assert fm.weights_for_s([1.0, 0.0, 0.0], (-5.0, 5.0), 0.1) == (5.0, -5.0, -5.0)
+    for bad in ([], [0.0, 0.0], [-0.1, 1.1]):
+        with pytest.raises(ValueError, match="non-negative"):
+            fm.weights_for_s(bad, (-5.0, 5.0), 0.1)
+
+
+# ---- fitting ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("layer", [0, 1, 2])
+def test_the_fit_finds_the_layer_that_tells_the_senses_apart(layer):
+    layers, labels = senses_in(layer)
+    fit = fm.fit_mix(layers, labels)
+    assert fit.accuracy == 1.0 and fit.n == 12 and fit.tried == 67 and fit.step == 0.1
+    assert fit.layers[layer] == 1.0 and max(v for j, v in enumerate(fit.layers) if j != layer) < 0.7
+    assert fit.chance == pytest.approx(5 / 11)
+    assert fit.s[layer] == max(fit.s) and fit.s.sum() == pytest.approx(1.0)
+    # the score is the explorer's own 1-NN accuracy of that mix, as the Similarity tab shows it
+    assert ex.knn_accuracy(np.tensordot(fit.s, layers.astype(np.float64), axes=1), labels) == fit.accuracy
+    assert fit.equal == ex.knn_accuracy(layers.astype(np.float64).mean(axis=0), labels)
+    # of all the s that score 1.0, the one kept is the nearest to equal weights
+    grid = fm.simplex_grid(3)
+    perfect = [s for s in grid if fm.accuracy(layers, labels, s) == 1.0]
+    assert len(perfect) == fit.tied
+    nearest = min(np.linalg.norm(s - 1 / 3) for s in perfect)
+    assert np.linalg.norm(fit.s - 1 / 3) == pytest.approx(nearest)
+
+
+def test_the_nested_score_does_not_flatter_the_fit():
+    """Choosing s by its leave-one-out score on the same labels flatters it; the nested score chooses s without
+    each occurrence, then tests on it. On pure noise (labels a, b, a, b, ...; chance 5/11) the best of 67
+    weightings scores 0.71 on average over eight draws, the nested score 0.35."""
+    labels = ["a", "b"] * 6
+    fits = [fm.fit_mix(np.random.default_rng(seed).normal(size=(3, 12, 24)), labels) for seed in range(8)]
+    assert np.mean([f.accuracy for f in fits]) == pytest.approx(0.708, abs=1e-3)
+    assert np.mean([f.nested for f in fits]) == pytest.approx(0.354, abs=1e-3)
+    # by hand for one draw: for each occurrence, s chosen on the other 11, then its nearest other one in that mix
+    layers = np.random.default_rng(3).normal(size=(3, 12, 24))
+    hits = []
+    for i in range(12):
+        rest = [j for j in range(12) if j != i]
+        mix = np.tensordot(fm.fit_mix(layers[:, rest], [labels[j] for j in rest]).s, layers, axes=1)
+        unit = mix / np.linalg.norm(mix, axis=1, keepdims=True)
+        sims = unit @ unit[i]
+        sims[i] = -np.inf
+        hits.append(labels[int(np.argmax(sims))] == labels[i])
+    assert fits[3].nested == pytest.approx(np.mean(hits)) == pytest.approx(1 / 12)
+    big = np.random.default_rng(0).normal(size=(3, fm.NESTED_MAX + 1, 8))
+    assert fm.fit_mix(big, ["a", "b", "c"] * 20 + ["a"]).nested is None  # n fits of the grid: only up to 60
+
+
+def test_a_tie_goes_to_equal_weights():
+    layers, labels = senses_in(1)
+    layers = np.repeat(layers[1:2], 3, axis=0)  # three copies of the telling layer: every s scores 1.0
+    fit = fm.fit_mix(layers, labels)
+    assert fit.tied == fit.tried and fit.accuracy == fit.equal == 1.0
+    np.testing.assert_allclose(fit.s, [1 / 3] * 3)
+    assert fm.fit_mix(layers, labels).s.tolist() == fit.s.tolist()  # deterministic
+
+
+def test_unlabelled_occurrences_are_left_out_and_bad_input_refused():
+    layers, labels = senses_in(2)
+    some = [lab if i % 3 else None for i, lab in enumerate(labels)]
+    fit = fm.fit_mix(layers, some)
+    assert fit.n == 8 and fit.layers[2] == 1.0
+    assert fm.can_fit(["a", "b", "a"]) and not fm.can_fit(["a", "b", None]) and not fm.can_fit(["a"] * 5)
+    with pytest.raises(ValueError, match="at least 3 labelled occurrences of at least 2 senses"):
+        fm.fit_mix(layers, ["a"] * 12)
+    with pytest.raises(ValueError, match="11 labels for 12 occurrences"):
+        fm.fit_mix(layers, labels[:11])
+    with pytest.raises(ValueError, match=r"\(L \+ 1, n, D\)"):
+        fm.fit_mix(layers[0], labels)
+    with pytest.raises(ValueError, match="do not match"):
+        fm.accuracy(layers, labels, [0.5, 0.5])
+
+
+def test_zero_vectors_score_like_the_explorer():
+    layers, labels = senses_in(1)
+    layers[:, 3] = 0.0  # an occurrence with no direction in any layer
+    s = np.array([0.2, 0.5, 0.3])
+    mix = np.tensordot(s, layers.astype(np.float64), axes=1)
+    assert fm.accuracy(layers, labels, s) == pytest.approx(ex.knn_accuracy(mix, labels))
+
+
+def test_the_message_says_what_was_set():
+    layers, labels = senses_in(1)
+    layers[[0, 2], ::2, 5] += 8.0  # layers 0 and 2 split the occurrences another way (odd / even), loudly
+    fit = fm.fit_mix(layers, labels)
+    assert fit.equal == 0.75 and fit.accuracy == 1.0 and fit.s.tolist() == pytest.approx([0.2, 0.4, 0.4])
+    w = fm.weights_for_s(fit.s, (-5.0, 5.0), 0.1)
+    s_set = ex.softmax(w)
+    text = fm.fit_message(fit, s_set, fm.accuracy(layers, labels, s_set))
+    assert text == (f"Fitted s = {' / '.join(f'{v:.2f}' for v in s_set)}: leave-one-out 1-NN accuracy 100% over 12 "
+                    f"labelled occurrences, equal weights 75% (chance 45%; alone: layer 0 "
+                    f"{100 * fit.layers[0]:.0f}%, layer 1 100%, layer 2 {100 * fit.layers[2]:.0f}%). {fit.tied} of 67 "
+                    "weightings tie; the one nearest equal weights is set. Chosen without each sentence in turn, "
+                    "then tested on it: 100%.")
+    same = fm.fit_mix(np.repeat(layers[1:2], 3, axis=0), labels)
+    assert fm.fit_message(same, [1 / 3] * 3, 1.0) == (
+        "Equal weights are already the best s: leave-one-out 1-NN accuracy 100% over 12 labelled occurrences "
+        "(chance 45%; alone: layer 0 100%, layer 1 100%, layer 2 100%). 67 of 67 weightings tie. Chosen without "
+        "each sentence in turn, then tested on it: 100%.")
+
+
+def test_fitting_s_on_the_bank_example_with_the_default_model(default_bank):
+    """Issue 29: on the 12 "bank" sentences, equal weights already reach the best leave-one-out score (10 of 12);
+    layer 2 alone does too, layers 0 and 1 alone do worse, and 52 of the 67 weightings tie."""
+    layers, labels = default_bank
+    fit = fm.fit_mix(layers, labels)
+    np.testing.assert_allclose(fit.s, [1 / 3] * 3)
+    assert fit.accuracy == fit.equal == pytest.approx(10 / 12)
+    assert fit.layers == pytest.approx((5 / 11, 7 / 12, 10 / 12), abs=1e-9)
+    assert (fit.tied, fit.tried) == (52, 67) and fit.chance == pytest.approx(5 / 11)
+    assert fit.nested == pytest.approx(10 / 12)  # chosen without each sentence, equal weights score the same
+    assert fm.weights_for_s(fit.s, (-5.0, 5.0), 0.1) == (0.0, 0.0, 0.0)
+
+
+# ---- why a weight moves the map little ---------------------------------------------------------------------------
+def test_a_long_layer_outweighs_the_others():
+    layers, _ = senses_in(2, lengths=(1.0, 1.0, 5.0))
+    effect = fm.layer_effect(layers)
+    assert effect.lengths[2] > 5 * max(effect.lengths[:2]) and all(effect.varies)
+    assert effect.alone[2] > 0.98 > effect.alone[1]
+    note = fm.weight_note(effect)
+    ratio = effect.lengths[2] / max(effect.lengths[:2])
+    assert note == (f"Layer 2's vectors are {ratio:.1f}× as long as the others' here (mean length "
+                    f"{effect.lengths[2]:.0f} vs {effect.lengths[0]:.0f} and {effect.lengths[1]:.0f}), so even equal "
+                    f"weights mostly mean layer 2 (same arrangement: {effect.alone[2]:.2f}) and raising w_2 moves the "
+                    "map little. Layer norm evens the lengths.")
+    balanced, _ = senses_in(2)
+    assert fm.weight_note(fm.layer_effect(balanced)) == ""  # three different layers of one scale: nothing to say
+
+
+def test_two_alike_layers_are_named():
+    layers, _ = senses_in(1)
+    rng = np.random.default_rng(5)
+    layers[2] = layers[1] + 0.05 * rng.normal(size=layers[1].shape)  # layer 2: layer 1 with a little noise
+    effect = fm.layer_effect(layers)
+    assert effect.similarity[1, 2] > 0.99 and effect.similarity[0, 1] < 0.5
+    assert fm.weight_note(effect) == (f"Layers 1 and 2 are very similar here ({effect.similarity[1, 2]:.2f}), so "
+                                      "shifting weight between them moves the map little.")
+
+
+def test_a_context_free_layer_has_no_arrangement():
+    layers, _ = senses_in(2, lengths=(1.0, 1.0, 5.0))
+    layers[0] = layers[0, 0]  # layer 0 of one spelling: one vector for every occurrence
+    effect = fm.layer_effect(layers)
+    assert effect.varies == (False, True, True)
+    assert math.isnan(effect.alone[0]) and math.isnan(effect.similarity[0, 1]) and effect.similarity[0, 0] == 1.0
+    assert fm.weight_note(effect).startswith("Layer 2's vectors are")
+    assert fm.weight_note(effect, layer_norm=True) == ""  # layer-normed layers share one scale
+    assert fm.layer_effect(layers[:, :2]) is None and fm.weight_note(None) == ""
+    with pytest.raises(ValueError, match="must be"):
+        fm.layer_effect(layers[0])
+
+
+def test_why_top_layer_only_looks_like_equal_weights_for_bank(default_bank):
+    """Issue 29: moving w_2 from equal weights to "top layer only" barely changes the "bank" map: layer 2's vectors
+    are 3.2 times as long as layer 0's and 5.5 times layer 1's, so the equal mix already is mostly layer 2."""
+    layers, _ = default_bank
+    effect = fm.layer_effect(layers)
+    assert [round(v) for v in effect.lengths] == [27, 16, 88] and effect.varies == (False, True, True)
+    assert effect.alone[2] > 0.99 and effect.alone[1] < 0.5 and effect.similarity[1, 2] < 0.5
+    assert fm.weight_note(effect) == (
+        "Layer 2's vectors are 3.2× as long as the others' here (mean length 88 vs 27 and 16), so even equal weights "
+        f"mostly mean layer 2 (same arrangement: {effect.alone[2]:.2f}) and raising w_2 moves the map little. Layer "
+        "norm evens the lengths.")
+    # the map itself: PCA at equal weights and at "top layer only" differ by 1% of its spread, layer 1 alone by half
+    def pca(w):
+        return ex.pca_2d(ex.l2_normalise(ex.scalar_mix(layers, w, 1.0)))
+
+    def moved(w):
+        base, other = pca((0.0, 0.0, 0.0)), pca(w)
+        return np.sum((ex.procrustes_align(other, base) - base) ** 2) / np.sum((base - base.mean(0)) ** 2)
+
+    assert moved((-5.0, -5.0, 5.0)) < 0.02 and moved((-5.0, 5.0, -5.0)) > 0.4
