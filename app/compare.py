@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app import explore as ex
+from app import activations, inputs, mixing, projections
 from app.frame import Controls, Frame, compute_frame, layer_name
 
 
@@ -38,11 +38,11 @@ def side_name(choice_label: str) -> str:
 def side_controls(controls: Controls, num_layers: int) -> Controls:
     """The page's controls for a model with ``num_layers`` layers: w padded with 0 or cut, no grey context
     words, no click (a click on one side's map is not a query on the other)."""
-    return dataclasses.replace(controls, weights=ex.fit_weights(controls.weights, num_layers), context=False,
+    return dataclasses.replace(controls, weights=mixing.fit_weights(controls.weights, num_layers), context=False,
                                clicked=None)
 
 
-def compare(models: Sequence[tuple[str, str, ex.TokenTable]], occurrences: Sequence[ex.Occurrence],
+def compare(models: Sequence[tuple[str, str, activations.TokenTable]], occurrences: Sequence[inputs.Occurrence],
             controls: Controls, word: str, previous: Sequence[Side] = (), umap_state: str = "ready") -> list[Side]:
     """The frames of each (name, key, table) for the same occurrences and controls, maps aligned to the first.
 
@@ -66,7 +66,7 @@ def compare(models: Sequence[tuple[str, str, ex.TokenTable]], occurrences: Seque
             # only what is drawn is rotated: the frame's layout (the next warm start) stays the model's own
             side.frame = dataclasses.replace(
                 side.frame, projection=dataclasses.replace(side.frame.projection,
-                                                           coords=ex.procrustes_align(coords, first)))
+                                                           coords=projections.procrustes_align(coords, first)))
             side.aligned = True
     return sides
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.explore import Line, Occurrence
+from app.inputs import Line, Occurrence
 from app.safe import plot, vega
 
 FORMULA_PREFIXES = ("=", "+", "-", "@")  # what spreadsheets read as the start of a formula (OWASP CSV injection)

@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from app.explore import Line, Occurrence, Separation
+from app.inputs import Line, Occurrence
+from app.neighbours import Separation
 from app.safe import plot
 
 PALETTE = qualitative.D3 + qualitative.Set2

@@ -8,7 +8,7 @@ occurrences, each occurrence taking the sense of its nearest other occurrence, s
 against itself and s cannot simply memorise the labels. Ties (frequent with a dozen sentences: accuracy moves
 in steps of 1/n) go to the s nearest to equal weights, then to the first in grid order: the same input always
 gives the same s. γ scales every vector alike, so it changes no cosine and is not fitted. The score is the
-explorer's own "1-NN accuracy" of the mix (``app.explore.knn_accuracy``; ties between neighbours count
+explorer's own "1-NN accuracy" of the mix (``app.neighbours.knn_accuracy``; ties between neighbours count
 fractionally), so the Similarity tab shows the same number once the sliders hold the fitted s. Being the best of
 many tries on the same labels, that number flatters the fit; the nested score (``MixFit.nested``: s chosen
 without each occurrence in turn, then tested on it) does not. On the default model's 34-word sense probe
@@ -136,7 +136,7 @@ def _nn_scores(sims: np.ndarray, same: np.ndarray) -> np.ndarray:
 
 def _similarities(grams: np.ndarray, s: np.ndarray) -> np.ndarray:
     """float64 (n, n) cosine similarities of the mix sum_j s_j h_j from the layers' Gram blocks (a zero vector
-    has similarity 0 to everything, as ``app.explore.cosine_matrix`` gives it)."""
+    has similarity 0 to everything, as ``app.neighbours.cosine_matrix`` gives it)."""
     num_layers, n = grams.shape[0], grams.shape[2]
     dots = (np.outer(s, s).reshape(-1) @ grams.reshape(num_layers * num_layers, n * n)).reshape(n, n)
     norms = np.sqrt(np.clip(np.diag(dots), 0.0, None))

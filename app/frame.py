@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from app import explore as ex
+from app import activations, inputs, mixing, neighbours, projections
 from app.clusters import NO_CLUSTER, SenseClusters, discover, no_clear_clusters_note
 from app.display import Kwic, kwic, plural
 from app.safe import md
@@ -50,7 +50,7 @@ class Reference:
     """The reference corpus for one word: its token table (None when there is none), how many reference
     sentences contain the word in all, and a note for the user."""
 
-    table: ex.TokenTable | None
+    table: activations.TokenTable | None
     total: int = 0
     note: str = ""
 
@@ -87,7 +87,7 @@ class Frame:
     same_vector: bool
     zero: np.ndarray
     signature: tuple
-    projection: ex.Projection
+    projection: projections.Projection
     base_layout: tuple | None
     query: int
     clicked: int | None
@@ -95,8 +95,8 @@ class Frame:
     shown: list[int]
     separation_key: tuple
     map_ms: float
-    table: ex.TokenTable = field(repr=False, compare=False)
-    occurrences: Sequence[ex.Occurrence] = field(repr=False, compare=False)
+    table: activations.TokenTable = field(repr=False, compare=False)
+    occurrences: Sequence[inputs.Occurrence] = field(repr=False, compare=False)
     reference: Reference | None = field(default=None, repr=False, compare=False)
     types: object = field(default=None, repr=False, compare=False)
     layer_scores: dict = field(default_factory=dict, repr=False, compare=False)
@@ -133,17 +133,17 @@ class Frame:
 
     @cached_property
     def panels(self) -> list[np.ndarray]:
-        return [ex.cosine_matrix(v[self.shown]) for v in self._vectors_per_panel] if len(self.rows) >= 2 else []
+        return [neighbours.cosine_matrix(v[self.shown]) for v in self._vectors_per_panel] if len(self.rows) >= 2 else []
 
     @cached_property
-    def separation(self) -> list[ex.Separation]:
+    def separation(self) -> list[neighbours.Separation]:
         if len(self.rows) < 2:
             return []
         vecs = self._vectors_per_panel
         labels = [o.label for o in self.occurrences]
         if "layers" not in self.layer_scores:  # the layers do not depend on s or gamma
-            self.layer_scores["layers"] = [ex.separation(v, labels) for v in vecs[:-1]]
-        return self.layer_scores["layers"] + [ex.separation(vecs[-1], labels)]
+            self.layer_scores["layers"] = [neighbours.separation(v, labels) for v in vecs[:-1]]
+        return self.layer_scores["layers"] + [neighbours.separation(vecs[-1], labels)]
 
     @cached_property
     def clusters(self) -> SenseClusters | None:
@@ -185,28 +185,28 @@ def layer_name(j: int, num_layers: int) -> str:
 
 def marked(tokens: Sequence[str], position: int, window: int = 12) -> str:
     """The sentence around ``position`` with the target in «»."""
-    before, target, after = ex.highlight_parts(tokens, position, window)
+    before, target, after = inputs.highlight_parts(tokens, position, window)
     return f"{before} «{target}» {after}".strip()
 
 
-def _context_rows(table: ex.TokenTable, rows: np.ndarray) -> np.ndarray:
+def _context_rows(table: activations.TokenTable, rows: np.ndarray) -> np.ndarray:
     others = np.setdiff1d(np.arange(table.num_tokens), rows)
-    others = np.array([r for r in others if ex.is_wordlike(table.token(int(r)))], dtype=np.int64)
-    if len(others) > ex.MAX_CONTEXT_POINTS:
-        others = others[np.linspace(0, len(others) - 1, ex.MAX_CONTEXT_POINTS).round().astype(int)]
+    others = np.array([r for r in others if inputs.is_wordlike(table.token(int(r)))], dtype=np.int64)
+    if len(others) > projections.MAX_CONTEXT_POINTS:
+        others = others[np.linspace(0, len(others) - 1, projections.MAX_CONTEXT_POINTS).round().astype(int)]
     return others
 
 
-def _project(points: np.ndarray, method: str, previous: np.ndarray | None) -> ex.Projection:
+def _project(points: np.ndarray, method: str, previous: np.ndarray | None) -> projections.Projection:
     try:
-        return ex.project(points, method, previous, seed=0)
+        return projections.project(points, method, previous, seed=0)
     except Exception as err:  # a projection library failing must not take the page down
-        return ex.Projection(ex.pca_2d(ex.l2_normalise(points)) if len(points) >= 3 else None, "pca",
+        return projections.Projection(projections.pca_2d(projections.l2_normalise(points)) if len(points) >= 3 else None, "pca",
                              f"The {method} projection failed ({md(err)}); showing PCA.")
 
 
-def _layout(table: ex.TokenTable, rows: np.ndarray, context_rows: np.ndarray, points: np.ndarray, same: bool,
-            controls: Controls, signature: tuple, memo: tuple | None) -> tuple[ex.Projection, tuple]:
+def _layout(table: activations.TokenTable, rows: np.ndarray, context_rows: np.ndarray, points: np.ndarray, same: bool,
+            controls: Controls, signature: tuple, memo: tuple | None) -> tuple[projections.Projection, tuple]:
     """The map's projection, a function of the controls alone (so a link redraws the same map anywhere).
 
     The base layout of these points is the projection of their equal-weights mix, fitted from scratch with a
@@ -220,7 +220,7 @@ def _layout(table: ex.TokenTable, rows: np.ndarray, context_rows: np.ndarray, po
         equal = table.mix((0.0,) * table.num_layers, 1.0, controls.layer_norm)
         base_points = np.concatenate([equal[rows], equal[context_rows]]) if len(context_rows) else equal[rows]
         base = None
-        if not ex.nearly_identical(base_points[:len(rows)]) and float(np.ptp(base_points, axis=0).max()) > 0:
+        if not projections.nearly_identical(base_points[:len(rows)]) and float(np.ptp(base_points, axis=0).max()) > 0:
             base = _project(base_points, controls.projection, None)
         memo = (key, base)
     if same or base is None or base.coords is None:
@@ -244,9 +244,9 @@ def _sentence_neighbours(table, mixed, rows, q_row, controls) -> list[tuple[str,
     if controls.same_word_only:
         cand = np.array([r for r in rows if r != q_row], dtype=np.int64)
     else:
-        cand = np.array([r for r in range(table.num_tokens) if r != q_row and ex.is_wordlike(table.token(r))],
+        cand = np.array([r for r in range(table.num_tokens) if r != q_row and inputs.is_wordlike(table.token(r))],
                         dtype=np.int64)
-    found = ex.cosine_neighbours(mixed[q_row], mixed[cand], int(controls.k)) if len(cand) else []
+    found = neighbours.cosine_neighbours(mixed[q_row], mixed[cand], int(controls.k)) if len(cand) else []
     out = []
     for nb in found:
         r = int(cand[nb.index])
@@ -261,29 +261,29 @@ def _reference_neighbours(reference: Reference | None, word: str, query_vector: 
     if reference is None or reference.table is None:
         return None, reference.note if reference is not None else ""
     ref = reference.table
-    occ = ex.find_occurrences(ref.lines, word, controls.inflections, controls.fold_case)
+    occ = inputs.find_occurrences(ref.lines, word, controls.inflections, controls.fold_case)
     if not occ:
         return None, f"“{md(word)}” spelled exactly so does not occur in the reference sentences."
     ref_mixed = ref.mix(controls.weights, controls.gamma, controls.layer_norm)[ref.rows(occ)]
-    found = ex.cosine_neighbours(query_vector, ref_mixed, int(controls.k))
+    found = neighbours.cosine_neighbours(query_vector, ref_mixed, int(controls.k))
     rows = [(round(nb.similarity, 3), kwic(ref.lines[occ[nb.index].line].tokens, occ[nb.index].position,
                                            CONTEXT_CHARS, CONTEXT_CHARS)) for nb in found]
     more = f" (of {reference.total:,} that contain it)" if reference.total > len(ref.lines) else ""
     return rows, f"Among {plural(len(occ), 'occurrence')} in {plural(len(ref.lines), 'reference sentence')}{more}."
 
 
-def _layer0_neighbours(table: ex.TokenTable, reference: Reference | None, q_row: int, k: int,
+def _layer0_neighbours(table: activations.TokenTable, reference: Reference | None, q_row: int, k: int,
                        types) -> tuple[list[tuple[str, float]], str]:
     # the vocabulary's type vectors once they are there; until then (or without them) the word types of the
     # input and of the word's reference sentences, which is all the page has embedded
     if types is not None and types.ready:
         query = table.layers(False)[0][q_row]
         return types.neighbours(table.token(q_row), query, k), types.status()
-    found = ex.layer0_type_neighbours(table, reference.table if reference else None, q_row, k)
+    found = neighbours.layer0_type_neighbours(table, reference.table if reference else None, q_row, k)
     return found, types.status() if types is not None else "Searched among your sentences' words."
 
 
-def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], controls: Controls,
+def compute_frame(table: activations.TokenTable, occurrences: Sequence[inputs.Occurrence], controls: Controls,
                   previous: Frame | None = None, *, model_key: str = "", word: str = "",
                   reference: Reference | None = None, umap_state=None, types=None) -> Frame:
     """The explorer's view of ``word``'s occurrences under ``controls``.
@@ -302,7 +302,7 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
     """
     start = time.perf_counter()
     num_layers = table.num_layers
-    s = ex.softmax(controls.weights)
+    s = mixing.softmax(controls.weights)
     mixed = table.mix(controls.weights, controls.gamma, controls.layer_norm)
     rows = table.rows(occurrences)
     x = mixed[rows]
@@ -310,7 +310,7 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
     points = np.concatenate([x, mixed[context_rows]]) if len(context_rows) else x
     # all occurrences with one vector (layer 0 is context-free): one spot instead of projected float noise,
     # which a projection would blow up into clusters
-    same = ex.nearly_identical(x)
+    same = projections.nearly_identical(x)
     if same:
         points = points.copy()
         points[:len(x)] = x[0]
@@ -329,7 +329,7 @@ def compute_frame(table: ex.TokenTable, occurrences: Sequence[ex.Occurrence], co
     notes = []
     if n > MAX_MATRIX_OCCURRENCES:
         notes.append(f"Showing {MAX_MATRIX_OCCURRENCES} of {n} occurrences in the matrices (evenly spread).")
-    return Frame(controls, model_key, word, s, mixed, rows, x, context_rows, same, ex.zero_rows(x), signature, proj,
+    return Frame(controls, model_key, word, s, mixed, rows, x, context_rows, same, neighbours.zero_rows(x), signature, proj,
                  base_layout, _query(controls, previous, word, n), controls.clicked, names, shown, sep_key, map_ms,
                  table, list(occurrences), reference, types, shared, notes)
 
@@ -363,17 +363,17 @@ def same_vector_note(frame: Frame) -> str:
             "spot; move weight to layers 1 and 2 to see context effects.")
 
 
-def case_split(occurrences: Sequence[ex.Occurrence]) -> bool:
+def case_split(occurrences: Sequence[inputs.Occurrence]) -> bool:
     """Whether the occurrences are written with different capitals ("Spring", "spring"), which layer 0 (the
     case-sensitive character CNN) reads as different words."""
-    forms = ex.spellings(occurrences)
+    forms = inputs.spellings(occurrences)
     return len(forms) > len({f.casefold() for f in forms})
 
 
-def word_summary(word: str, occurrences: Sequence[ex.Occurrence]) -> tuple[str, str]:
+def word_summary(word: str, occurrences: Sequence[inputs.Occurrence]) -> tuple[str, str]:
     """(headline, caption) for the target word: how often it occurs in how many sentences and in which forms;
     the caption ("" when not needed) says that layer 0 splits the occurrences by capitalisation."""
-    forms = ex.spellings(occurrences)
+    forms = inputs.spellings(occurrences)
     n_lines = len({o.line for o in occurrences})
     head = (f"**{plural(len(occurrences), 'occurrence')}** of “{md(word)}” in {plural(n_lines, 'sentence')}; "
             f"{'forms' if len(forms) > 1 else 'form'} as written: {', '.join(md(f) for f in forms[:12])}")
@@ -385,11 +385,11 @@ def word_summary(word: str, occurrences: Sequence[ex.Occurrence]) -> tuple[str, 
                   "untick “treat case as the same word” to keep one spelling.")
 
 
-def separation_caption(frame: Frame, occurrences: Sequence[ex.Occurrence]) -> str:
+def separation_caption(frame: Frame, occurrences: Sequence[inputs.Occurrence]) -> str:
     """How to read the separation chart: the scores shown, the frame's note, and capitalisation at layer 0."""
     scores = frame.separation
     has_knn = any(s.knn_accuracy is not None for s in scores)
-    forms = ex.spellings(occurrences)
+    forms = inputs.spellings(occurrences)
     case_note = ("" if not case_split(occurrences) else
                  f" Layer 0 sees {' and '.join(md(f) for f in forms[:3])} as different words (capitals are part of "
                  "the spelling), so its score measures the split by capitalisation here, not by sense.")
@@ -454,7 +454,7 @@ def cluster_groups(found: SenseClusters) -> list[ClusterGroup]:
 KwicColumns = list[tuple[str, str, list[str]]]  # the leading columns of ``display.kwic_table``
 
 
-def occurrence_lines(occurrences: Sequence[ex.Occurrence], lines: Sequence[ex.Line],
+def occurrence_lines(occurrences: Sequence[inputs.Occurrence], lines: Sequence[inputs.Line],
                      members: Sequence[int] | None = None, chars: int = CONTEXT_CHARS) -> tuple[list[Kwic], KwicColumns]:
     """The concordance rows of some occurrences (default: all) with their number as the page counts (#1 ...)
     and, when any has one, their sense label: the arguments of ``display.kwic_table``."""
@@ -485,7 +485,7 @@ def no_neighbours_note(frame: Frame) -> str | None:
             "“same word only” to search every word of your sentences, or add sentences that use it.")
 
 
-def query_option(occurrences: Sequence[ex.Occurrence], lines: Sequence[ex.Line], i: int) -> str:
+def query_option(occurrences: Sequence[inputs.Occurrence], lines: Sequence[inputs.Line], i: int) -> str:
     """How occurrence ``i`` reads in the query box: "#3 · river · … on the «bank» of …" ("#3 · … on the «bank» of …"
     for an unlabelled sentence)."""
     occ = occurrences[i]
@@ -493,13 +493,13 @@ def query_option(occurrences: Sequence[ex.Occurrence], lines: Sequence[ex.Line],
     return f"#{i + 1} · {label}{marked(lines[occ.line].tokens, occ.position, 6)}"
 
 
-def tokenization_rows(lines: Sequence[ex.Line]) -> dict[str, list]:
+def tokenization_rows(lines: Sequence[inputs.Line]) -> dict[str, list]:
     """The columns of the "tokenization the model sees" table: sentence number (from 1), label, tokens."""
     return {"#": list(range(1, len(lines) + 1)), "label": [ln.label or "" for ln in lines],
             "tokens": [" · ".join(ln.tokens) for ln in lines]}
 
 
-def embedding_note(seconds: float, computed: int, table: ex.TokenTable) -> str:
+def embedding_note(seconds: float, computed: int, table: activations.TokenTable) -> str:
     """How long the last biLM run took, for the page's timings."""
     total = len(table.lines)
     cached = "" if computed >= total else "; the rest came from the cache"
@@ -507,7 +507,7 @@ def embedding_note(seconds: float, computed: int, table: ex.TokenTable) -> str:
             f"({table.num_tokens} tokens{cached}).")
 
 
-def occurrence_layers(table: ex.TokenTable, frame: Frame) -> np.ndarray:
+def occurrence_layers(table: activations.TokenTable, frame: Frame) -> np.ndarray:
     """float32 (L + 1, n, D): every layer's vectors of the frame's occurrences, layer-normed when the mix is."""
     return table.layers(frame.controls.layer_norm)[:, frame.rows]
 
@@ -532,7 +532,7 @@ class LayerMaps:
     fits: list[np.ndarray]
 
 
-def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = None,
+def layer_maps(table: activations.TokenTable, frame: Frame, previous: LayerMaps | None = None,
                umap_state: str | None = None) -> LayerMaps | None:
     """Small multiples for a frame: each layer projected alone with the method of the frame's map, aligned
     to the mix's map (its occurrence points).
@@ -557,7 +557,7 @@ def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = 
             fits, notes = previous.fits, previous.notes[:num_layers]
             break
         x = layers[j][frame.rows]
-        if ex.nearly_identical(x):
+        if projections.nearly_identical(x):
             fits.append(np.zeros((n, 2)))
             notes.append("one vector for all: one spot")
             continue
@@ -570,7 +570,7 @@ def layer_maps(table: ex.TokenTable, frame: Frame, previous: LayerMaps | None = 
         if float(np.ptp(fit, axis=0).max()) == 0.0:
             aligned.append(np.repeat(mix.mean(axis=0, keepdims=True), n, axis=0))  # one spot, at the mix's centre
         else:
-            aligned.append(ex.procrustes_align(fit, mix))
+            aligned.append(projections.procrustes_align(fit, mix))
     names = [layer_name(j, num_layers) for j in range(num_layers)] + ["ELMo mix (current s, γ)"]
     mix_note = "one vector for all: one spot" if frame.same_vector else ""
     return LayerMaps(key, method, names, aligned + [mix], list(notes) + [mix_note], fits)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from app import explore as ex
+from app import mixing
 from app.safe import hide_paths, plot
 from app.state import W_RANGE, W_STEP, set_layer_weights
 from elmo_core import probes
@@ -151,8 +151,8 @@ def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RA
 
 
 def softmax(w: Sequence[float]) -> list[float]:
-    """s = softmax(w) as a list (``app.explore.softmax``)."""
-    return ex.softmax(w).tolist()
+    """s = softmax(w) as a list (``app.mixing.softmax``)."""
+    return mixing.softmax(w).tolist()
 
 
 def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) -> list[float]:

@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from app.explore import Line, Occurrence
+from app.inputs import Line, Occurrence
 from app.figures import GREY, MAX_LEGEND_SENTENCES, PALETTE, _label_of, cluster_of
 from app.safe import vega
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.explore import MAX_TOKENS_PER_LINE
+from app.inputs import MAX_TOKENS_PER_LINE
 from elmo_core.embedder import TYPE_VECTOR_MEMORY
 
 MB = 2**20

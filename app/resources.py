@@ -51,7 +51,9 @@ import numpy as np
 import streamlit as st
 
 from app.downloads import Downloads, DownloadState
-from app.explore import ActivationCache, ParsedInput, TokenTable, UmapWarmUp, parse_input
+from app.activations import ActivationCache, TokenTable
+from app.inputs import ParsedInput, parse_input
+from app.projections import UmapWarmUp
 from app.memory import (MB, BoundedEmbedder, ModelBudgetError, ModelRegistry, WorkingMemory,  # noqa: F401 (re-exported)
                         config_model_bytes, model_bytes)
 from app.safe import hide_paths, md

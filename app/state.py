@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
-from app import explore as ex
+from app import inputs, mixing, projections
 from app.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
 from app.frame import Controls
 from app.safe import md, visible
@@ -59,11 +59,11 @@ COLOR_SET = private("color_set")  # the sense labels the colour-by choice was ma
 WEIGHTS_MESSAGE = private("weights_message")  # (kind, text) beside the sliders: what "fit s" or the Layer probes set
 _SAVED = private("kept")
 
-W_RANGE = ex.W_RANGE  # the w sliders' range (the URL parser clamps to it too)
+W_RANGE = mixing.W_RANGE  # the w sliders' range (the URL parser clamps to it too)
 W_STEP = 0.1
-GAMMA_RANGE = ex.GAMMA_RANGE
+GAMMA_RANGE = mixing.GAMMA_RANGE
 K_RANGE = (1, 50)
-MAX_URL_TEXT = ex.MAX_URL_TEXT
+MAX_URL_TEXT = inputs.MAX_URL_TEXT
 COLOR_BY_CHOICES = ("label", "sentence", "spelling", "cluster")
 MAP_VIEWS = {"mix": "the mix", "layers": "layers side by side"}  # the id a link uses, and the label shown
 MAX_CLUSTERS = MAX_SENSE_CLUSTERS
@@ -261,9 +261,9 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
         text = get.get("s", "")
         if "\r" in text:  # \r\n and \r are line breaks too (elmo_core.text): the box shows the lines the page reads
             text = "\n".join(split_lines(text))
-        if len(text) > ex.MAX_TEXT_CHARS:
-            notes.append(f"The link's sentences are longer than {ex.MAX_TEXT_CHARS:,} characters; the rest is cut.")
-            text = text[:ex.MAX_TEXT_CHARS]
+        if len(text) > inputs.MAX_TEXT_CHARS:
+            notes.append(f"The link's sentences are longer than {inputs.MAX_TEXT_CHARS:,} characters; the rest is cut.")
+            text = text[:inputs.MAX_TEXT_CHARS]
     word = get.get("word", "")
     if len(word) > 100:
         notes.append("The link's word is longer than 100 characters; ignored.")
@@ -309,7 +309,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
     view = View(
         text=text, example=example, word=word, weights=weights,
         gamma=number("g", DEFAULT.gamma, *GAMMA_RANGE, "γ"),
-        layer_norm=flag("ln", False), projection=choice("proj", "auto", ex.PROJECTIONS, "projection"),
+        layer_norm=flag("ln", False), projection=choice("proj", "auto", projections.PROJECTIONS, "projection"),
         inflections=flag("infl", False), context=flag("ctx", False),
         fold_case=not flag("case", False, on="exact", off="fold"),
         query=int(number("q", 1, 1, 10**6, "query occurrence #", integer=True, reset=True)) - 1,
@@ -484,7 +484,7 @@ def comparison_table(state: Mapping, key: tuple) -> object | None:
     return state.get(private("compare_tables"), {}).get(key)
 
 
-def pick_word(state: MutableMapping, counts: Mapping[str, int], lines: Sequence[ex.Line], fold_case: bool) -> str:
+def pick_word(state: MutableMapping, counts: Mapping[str, int], lines: Sequence[inputs.Line], fold_case: bool) -> str:
     """Make the word box (``WORD``) hold a word of the current sentences (``counts``: word -> occurrences, as
     ``explore.word_counts`` groups them); returns a note for the user ("" when there is none to give).
 
@@ -507,7 +507,7 @@ def pick_word(state: MutableMapping, counts: Mapping[str, int], lines: Sequence[
         if not fold_case and folded in {w.casefold() for w in counts}:
             state[WORD] = next(w for w in counts if w.casefold() == folded)
             return ""
-    suggested = ex.suggest_word(lines, fold_case)
+    suggested = inputs.suggest_word(lines, fold_case)
     if isinstance(asked, str) and asked.strip() and first_text:
         note = (f"The link's word “{md(visible(asked))}” does not occur in these sentences; showing "
                 f"“{md(suggested)}”, the most frequent word here.")
@@ -525,7 +525,7 @@ def link_notes(view: View, model_key: str, model_name: str, state: Mapping) -> l
     if any(isinstance(state.get(k), str) and not state[k].startswith("bundled:") for k in (COMPARE_A, COMPARE_B)):
         notes.append("The comparison uses a model that is not bundled, so the link leaves the comparison out.")
     if not text_fits_link(view):
-        notes.append(f"These sentences are too long to keep in the link (over {ex.MAX_URL_TEXT:,} characters): "
+        notes.append(f"These sentences are too long to keep in the link (over {inputs.MAX_URL_TEXT:,} characters): "
                      "the link keeps the word and the controls only. Share the sentences as a .txt file (the upload "
                      "box reads it).")
     return notes
@@ -545,7 +545,7 @@ def init_widgets(state: MutableMapping, num_layers: int) -> None:
     view = state[VIEW]
     if weight_key(0) not in state and view.weights and len(view.weights) != num_layers:
         # Only on the first fill, which is where a link's w arrives: later runs keep the sliders' own values.
-        fitted = ", ".join(f"{w:g}" for w in ex.fit_weights(view.weights, num_layers))
+        fitted = ", ".join(f"{w:g}" for w in mixing.fit_weights(view.weights, num_layers))
         how = "cut" if len(view.weights) > num_layers else "padded with zeros"
         given = len(view.weights)
         count = f"{given} or more" if given == MAX_LINK_WEIGHTS else str(given)  # view_from_query reads no more
@@ -566,7 +566,7 @@ def widget_defaults(view: View, num_layers: int) -> dict[str, object]:
         MAP_VIEW: MAP_VIEWS[view.map_view], N_CLUSTERS: view.clusters}
     if view.compare:
         values[COMPARE_A], values[COMPARE_B] = (f"bundled:{name}" for name in view.compare)
-    for j, w in enumerate(ex.fit_weights(view.weights, num_layers)):
+    for j, w in enumerate(mixing.fit_weights(view.weights, num_layers)):
         values[weight_key(j)] = w
     return values
 
@@ -607,7 +607,7 @@ def set_layer_weights(state: MutableMapping, w: Sequence[float]) -> tuple[float,
 
 def set_preset(state: MutableMapping, preset: str, num_layers: int) -> tuple[float, ...]:
     """The "equal", "top" and "bottom" buttons (``explore.preset_weights``)."""
-    return set_layer_weights(state, ex.preset_weights(preset, num_layers))
+    return set_layer_weights(state, mixing.preset_weights(preset, num_layers))
 
 
 # ---- page switches -----------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from app import background
-from app.explore import cosine_neighbours
+from app.neighbours import cosine_neighbours
 from app.safe import md
 
 BACKGROUND_NICE = 10  # added to the server's nice value for the vocabulary's thread

@@ -47,7 +47,7 @@ import plotly.io as pio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import explore as ex  # noqa: E402
+from app import activations, inputs, mixing, projections
 from app import figures, map_chart  # noqa: E402
 from app.examples import EXAMPLE_SETS  # noqa: E402
 from app import compare  # noqa: E402
@@ -113,7 +113,7 @@ class Timer:
         return _Phase()
 
 
-def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTable | None, state: dict,
+def full_update(table: activations.TokenTable, occurrences, word: str, w, ref: activations.TokenTable | None, state: dict,
                 timer: Timer, gamma: float = 1.0, layer_norm: bool = False) -> None:
     """One run of the explorer's live view: ``compute_frame`` (the function the page calls; projection "auto",
     no context words, query #1, k = 10), the page's three figures of the frame, and their JSON."""
@@ -124,7 +124,7 @@ def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTa
         state["frame"] = frame
     with timer("figures"):
         # the page's colour: its default ("label") where it means something, else the first that does
-        color_by = state_.color_by_choices({}, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
+        color_by = state_.color_by_choices({}, any(o.label for o in occurrences), len(inputs.spellings(occurrences)) > 1,
                                            frame.clusters is not None)[0]
         figs = (map_chart.frame_chart(frame, occurrences, table, color_by),
                 figures.frame_heatmaps(frame, occurrences), figures.frame_separation(frame))
@@ -141,15 +141,15 @@ def full_update(table: ex.TokenTable, occurrences, word: str, w, ref: ex.TokenTa
 
 
 # ---- (a) slider path --------------------------------------------------------------------------------------
-def occurrence_set(n_occ: int, labelled: bool) -> tuple[list[ex.Line], str]:
+def occurrence_set(n_occ: int, labelled: bool) -> tuple[list[inputs.Line], str]:
     """``n_occ`` reference-corpus sentences that contain "the" exactly once (one occurrence per sentence,
     about 20 tokens each); with ``labelled``, two made-up labels alternate (the scores' cost, not meaning)."""
     lines = []
     for text in reference_lines():
-        toks = text.split(" ")[: ex.MAX_TOKENS_PER_LINE]  # stored tokenized
+        toks = text.split(" ")[: inputs.MAX_TOKENS_PER_LINE]  # stored tokenized
         if sum(t.casefold() == "the" for t in toks) == 1 and 8 <= len(toks) <= 40:
             label = ("a" if len(lines) % 2 else "b") if labelled else None
-            lines.append(ex.Line(text, label, tuple(toks)))
+            lines.append(inputs.Line(text, label, tuple(toks)))
             if len(lines) == n_occ:
                 break
     if len(lines) < n_occ:
@@ -158,16 +158,16 @@ def occurrence_set(n_occ: int, labelled: bool) -> tuple[list[ex.Line], str]:
 
 
 def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=False):
-    cache = ex.ActivationCache(2**31)
+    cache = activations.ActivationCache(2**31)
     lines, word = occurrence_set(n_occ, labelled)
     acts, _ = cache.get_many(model_key, embedder.embed_batch, [ln.tokens for ln in lines])
-    table = ex.TokenTable(lines, acts)
-    occurrences = ex.find_occurrences(lines, word)
+    table = activations.TokenTable(lines, acts)
+    occurrences = inputs.find_occurrences(lines, word)
     ref_toks = reference_tokens(word, ref_lines)
     ref = None
     if ref_toks:
         ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
-        ref = ex.TokenTable.of_tokenized(ref_toks, ref_acts)
+        ref = activations.TokenTable.of_tokenized(ref_toks, ref_acts)
     state: dict = {}
     num_layers = table.num_layers
     rng = np.random.default_rng(0)
@@ -177,7 +177,7 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
     w = [0.0] * num_layers
     for _ in range(moves):
         j = int(rng.integers(num_layers))
-        w[j] = float(np.clip(w[j] + rng.choice([-0.5, 0.5]), *ex.W_RANGE))  # one slider, a few steps
+        w[j] = float(np.clip(w[j] + rng.choice([-0.5, 0.5]), *mixing.W_RANGE))  # one slider, a few steps
         timer = Timer()
         start = time.perf_counter()
         full_update(table, occurrences, word, list(w), ref, state, timer)
@@ -191,7 +191,7 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
         prof.enable()
         for _ in range(moves):
             j = int(rng.integers(num_layers))
-            w[j] = float(np.clip(w[j] + rng.choice([-0.5, 0.5]), *ex.W_RANGE))
+            w[j] = float(np.clip(w[j] + rng.choice([-0.5, 0.5]), *mixing.W_RANGE))
             full_update(table, occurrences, word, list(w), ref, state, Timer())
         prof.disable()
         print(f"cProfile of {moves} slider moves ({'labelled' if labelled else 'unlabelled'}), by cumulative time:")
@@ -213,22 +213,22 @@ def first_view(embedder, model_key, trials, ref_lines, text=None, word=None):
     results = []
     for trial in range(trials):
         timer = Timer()
-        cache = ex.ActivationCache(2**30)  # a new set: nothing cached
+        cache = activations.ActivationCache(2**30)  # a new set: nothing cached
         start = time.perf_counter()
         with timer("tokenize"):
-            parsed = ex.parse_input(text)
-            ex.word_counts(parsed.lines)
-            word = word or ex.suggest_word(parsed.lines)
-            occurrences = ex.find_occurrences(parsed.lines, word)
+            parsed = inputs.parse_input(text)
+            inputs.word_counts(parsed.lines)
+            word = word or inputs.suggest_word(parsed.lines)
+            occurrences = inputs.find_occurrences(parsed.lines, word)
         with timer("biLM (new sentences)"):
             acts, computed = cache.get_many(model_key, embedder.embed_batch, [ln.tokens for ln in parsed.lines])
-            table = ex.TokenTable(parsed.lines, acts)
+            table = activations.TokenTable(parsed.lines, acts)
         with timer("reference (find + tokenize + biLM)"):
             ref_toks = reference_tokens(word, ref_lines)
             ref = None
             if ref_toks:
                 ref_acts, _ = cache.get_many(model_key, embedder.embed_batch, ref_toks)
-                ref = ex.TokenTable.of_tokenized(ref_toks, ref_acts)
+                ref = activations.TokenTable.of_tokenized(ref_toks, ref_acts)
         view = Timer()
         with timer("first view (projection, figures, scores)"):
             full_update(table, occurrences, word, [0.0] * table.num_layers, ref, {}, view)
@@ -244,11 +244,11 @@ def first_view(embedder, model_key, trials, ref_lines, text=None, word=None):
 
 # ---- (d) t-SNE, small multiples, comparison ----------------------------------------------------------------
 def views_rows(embedder, model_key, n_occ, trials) -> list:
-    cache = ex.ActivationCache(2**31)
+    cache = activations.ActivationCache(2**31)
     lines, word = occurrence_set(n_occ, False)
     acts, _ = cache.get_many(model_key, embedder.embed_batch, [ln.tokens for ln in lines])
-    table = ex.TokenTable(lines, acts)
-    occ = ex.find_occurrences(lines, word)
+    table = activations.TokenTable(lines, acts)
+    occ = inputs.find_occurrences(lines, word)
     w = (0.0,) * table.num_layers
 
     def median_of(fn) -> float:
@@ -276,9 +276,9 @@ def views_rows(embedder, model_key, n_occ, trials) -> list:
     compared = median_of(lambda: compare.compare([("a", "m", table), ("b", "m2", table)], occ,
                                                  Controls((0.0,) * (table.num_layers - 1) + (0.5,)), word, sides))
     n = len(occ)
-    return [(f"(d) t-SNE map from scratch (PCA init, at most {ex.TSNE_MAX_ITER} iterations), {n} occurrences, "
+    return [(f"(d) t-SNE map from scratch (PCA init, at most {projections.TSNE_MAX_ITER} iterations), {n} occurrences, "
              f"whole compute_frame; median of {trials}", ms(fresh), "1 s", {}),
-            (f"(d) t-SNE warm-started refit after a slider move ({ex.TSNE_WARM_ITER} iterations), {n} occurrences; "
+            (f"(d) t-SNE warm-started refit after a slider move ({projections.TSNE_WARM_ITER} iterations), {n} occurrences; "
              f"median of {trials}", ms(refit), "", {}),
             (f"(d) layers side by side, UMAP, {n} occurrences: first (three UMAP fits); median of {trials}",
              ms(maps_first), "", {}),
@@ -293,7 +293,7 @@ UMAP_CHILD = r"""
 import json, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from app.explore import _umap_fit, import_umap, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
+from app.projections import _umap_fit, import_umap, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
 t0 = time.perf_counter()
 import_umap()  # as the app imports it: numba's on-disk cache on for every UMAP function (`make app` fills it)
 t1 = time.perf_counter()
@@ -330,7 +330,7 @@ def model_rows(args) -> list:
     print(f"model: {source}; {embedder.num_layers} layers x {embedder.dim}, {embedder.num_parameters:,} "
           f"parameters, device {embedder.device}; torch threads {torch.get_num_threads()}, CPUs {os.cpu_count()}")
     embedder.embed_batch([["A", "warm", "up", "sentence", "."]] * 4)
-    warm = ex.UmapWarmUp()
+    warm = projections.UmapWarmUp()
     warm.run_now()
     print(f"in-process UMAP warm-up (the app runs it in a background thread at start-up): {warm.seconds:.1f} s "
           f"({warm.state})")

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 MAP_KEY = "explorer_map_chart"  # app.state.MAP_CHART (not imported: the benchmark reads the page, not the app)
 TEXT_KEY = "explorer_sentences"  # app.state.SENTENCES
-MIN_POINTS_FOR_MAP = 3  # app.explore.MIN_POINTS_FOR_MAP: fewer occurrences get no map
+MIN_POINTS_FOR_MAP = 3  # app.projections.MIN_POINTS_FOR_MAP: fewer occurrences get no map
 OCCURRENCE = "occurrence"  # app.map_chart.OCCURRENCE: the map's rows that are the word's occurrences (not the grey
 # other words, not the query's ring)
 MAX_SESSIONS = 64

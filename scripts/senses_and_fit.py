@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> None:
     from app import clusters as cl
-    from app import explore as ex
+    from app import activations, inputs, mixing
     from app import fit_mix as fm
     from app.examples import EXAMPLE_SETS
     from elmo_core import Embedder
@@ -33,12 +33,12 @@ def main() -> None:
     embedder = Embedder.default(device="cpu")
     for name in args.sets:
         example = EXAMPLE_SETS[name]
-        parsed = ex.parse_input(example.text)
-        table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
-        occurrences = ex.find_occurrences(parsed.lines, example.word)
+        parsed = inputs.parse_input(example.text)
+        table = activations.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+        occurrences = inputs.find_occurrences(parsed.lines, example.word)
         layers = table.acts[:, table.rows(occurrences)]
         labels = [o.label for o in occurrences]
-        x = ex.scalar_mix(layers, (0.0,) * len(layers), 1.0)
+        x = mixing.scalar_mix(layers, (0.0,) * len(layers), 1.0)
 
         def line(found: cl.SenseClusters) -> str:
             sizes = sorted(np.bincount(found.labels[found.labels >= 0]).tolist(), reverse=True)
@@ -53,7 +53,7 @@ def main() -> None:
         if now.best is not None and not now.clear:
             print(f"  best split counted ({now.best}) by hand: {line(cl.discover(x, k=now.best))}")
         fit = fm.fit_mix(layers, labels)
-        w = fm.weights_for_s(fit.s, ex.W_RANGE, 0.1)
+        w = fm.weights_for_s(fit.s, mixing.W_RANGE, 0.1)
         print(f"  fit s: s = {' / '.join(f'{v:.2f}' for v in fit.s)} (w = {', '.join(f'{v:g}' for v in w)}): "
               f"leave-one-out 1-NN {fit.accuracy:.3f}, equal weights {fit.equal:.3f}, nested {fit.nested:.3f}, "
               f"alone {' / '.join(f'{v:.3f}' for v in fit.layers)}, chance {fit.chance:.3f}; "

@@ -165,11 +165,11 @@ BANK_TEXT = """[river] We sat on the bank of the river.
 def bank(embedder):
     """(token table, occurrences of "bank") of six labelled sentences on the tiny fixture biLM: the input of
     ``app.frame.compute_frame`` and ``app.compare.compare``."""
-    from app import explore as ex
+    from app import activations, inputs
 
-    parsed = ex.parse_input(BANK_TEXT)
-    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
-    return table, ex.find_occurrences(parsed.lines, "bank")
+    parsed = inputs.parse_input(BANK_TEXT)
+    table = activations.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    return table, inputs.find_occurrences(parsed.lines, "bank")
 
 
 def frame_of(at):
@@ -270,12 +270,12 @@ def wide_model_files(tmp_path_factory) -> tuple[bytes, bytes]:
 def default_bank():
     """(layers float32 (3, 12, 256), labels) of "bank" in the explorer's "bank" example set, with the shipped
     default model: the numbers issue 29 measured the Senses tab and "fit s" on."""
-    from app import explore as ex
+    from app import activations, inputs
     from app.examples import EXAMPLE_SETS
     from elmo_core import Embedder
 
     example = EXAMPLE_SETS["bank"]
-    parsed = ex.parse_input(example.text)
-    table = ex.TokenTable(parsed.lines, Embedder.default(device="cpu").embed_batch([list(ln.tokens) for ln in parsed.lines]))
-    occurrences = ex.find_occurrences(parsed.lines, example.word)
+    parsed = inputs.parse_input(example.text)
+    table = activations.TokenTable(parsed.lines, Embedder.default(device="cpu").embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    occurrences = inputs.find_occurrences(parsed.lines, example.word)
     return table.acts[:, table.rows(occurrences)], [o.label for o in occurrences]

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from app import explore as ex  # noqa: E402
+from app import inputs, mixing, projections
 from app.examples import EXAMPLE_SETS  # noqa: E402
 from app.safe import plot, shown  # noqa: E402
 from tests.conftest import (APP, IMAGE, LABEL_BIG, LABEL_LINK, LINK, STYLED, frame_of, no_errors,  # noqa: E402
@@ -73,12 +73,12 @@ def values(v) -> list:
 
 def expected_mix(embedder, text: str, word: str, w, gamma=1.0) -> np.ndarray:
     """The target word's ELMo vectors computed directly with the biLM, for comparison with the page."""
-    parsed = ex.parse_input(text)
-    occ = ex.find_occurrences(parsed.lines, word)
+    parsed = inputs.parse_input(text)
+    occ = inputs.find_occurrences(parsed.lines, word)
     vecs = []
     for o in occ:
         acts = embedder.embed_sentence(list(parsed.lines[o.line].tokens))
-        vecs.append(ex.scalar_mix(acts[:, o.position], w, gamma))
+        vecs.append(mixing.scalar_mix(acts[:, o.position], w, gamma))
     return np.stack(vecs)
 
 
@@ -115,12 +115,12 @@ def test_typed_sentences_give_the_models_vectors(embedder):
     at.slider(key="explorer_gamma").set_value(0.5).run()
     no_errors(at)
     data = frame_of(at)
-    np.testing.assert_allclose(data.s, ex.softmax([0, 0, 2.0]))
+    np.testing.assert_allclose(data.s, mixing.softmax([0, 0, 2.0]))
     np.testing.assert_allclose(data.vectors, expected_mix(embedder, BANK4, "bank", [0, 0, 2.0], 0.5),
                                rtol=1e-5, atol=1e-6)
     assert at.query_params["w"] == "0,0,2" and at.query_params["g"] == "0.5"
     text = " ".join(shown(m.value) for m in at.markdown)
-    assert f"s_2 = **{ex.softmax([0, 0, 2.0])[2]:.3f}**" in text
+    assert f"s_2 = **{mixing.softmax([0, 0, 2.0])[2]:.3f}**" in text
 
 
 def test_presets_and_reset():
@@ -197,8 +197,8 @@ def test_context_words_in_grey():
     at.checkbox(key="explorer_context").check().run()
     no_errors(at)
     grey = [row for row in map_rows(at) if row["role"] == "other words"]
-    table_tokens = sum(len(ln.tokens) for ln in ex.parse_input(EXAMPLE_SETS["bank"].text).lines)
-    wordlike = sum(ex.is_wordlike(t) for ln in ex.parse_input(EXAMPLE_SETS["bank"].text).lines for t in ln.tokens)
+    table_tokens = sum(len(ln.tokens) for ln in inputs.parse_input(EXAMPLE_SETS["bank"].text).lines)
+    wordlike = sum(inputs.is_wordlike(t) for ln in inputs.parse_input(EXAMPLE_SETS["bank"].text).lines for t in ln.tokens)
     assert len(grey) == wordlike - 12 < table_tokens and {row["idx"] for row in grey} == {-1}
     assert frame_of(at).coords.shape == (wordlike, 2)
 
@@ -325,8 +325,8 @@ def test_thousands_of_lines_are_capped():
     at = start()
     at.text_area(key="explorer_sentences").input(text).run()
     no_errors(at)
-    assert f"first {ex.MAX_LINES} of 2000 lines" in warnings(at)
-    assert len(frame_of(at).rows) == ex.MAX_LINES
+    assert f"first {inputs.MAX_LINES} of 2000 lines" in warnings(at)
+    assert len(frame_of(at).rows) == inputs.MAX_LINES
     assert any("too long to keep in the link" in c.value for c in at.caption) and "s" not in at.query_params
 
 
@@ -347,7 +347,7 @@ def test_server_paths_are_off_by_default():
 # ---- hostile input (issue 10, findings 3, 4, 5 and 8) -----------------------------------------------------------
 # Crafted links, labels and file names are shown literally everywhere; per-session memory is bounded. These
 # tests empty Streamlit's caches first (they count what one session holds). The unit-level findings are tested
-# with their modules: test_safe, test_figures, test_resources, test_explore.
+# with their modules: test_safe, test_figures, test_resources, test_inputs, test_projections, test_neighbours.
 
 # ---- crafted links and labels on the page ---------------------------------------------------------------------
 MARKDOWN_ELEMENTS = ("markdown", "caption", "warning", "info", "error", "success")
@@ -497,7 +497,7 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
 
 def test_umap_status_shows_only_while_it_is_true(monkeypatch):
     from app import resources
-    warm = ex.UmapWarmUp()
+    warm = projections.UmapWarmUp()
     warm.state = "warming"
     monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
     at = start(ex="bank", word="bank")
@@ -527,7 +527,7 @@ def test_presentation_mode_and_the_case_note():
     at.toggle(key="app_present").set_value(True).run()
     at.checkbox(key="explorer_fold_case").uncheck().run()
     no_errors(at)
-    tokens = [t for ln in ex.parse_input(EXAMPLE_SETS["spring"].text).lines for t in ln.tokens]
+    tokens = [t for ln in inputs.parse_input(EXAMPLE_SETS["spring"].text).lines for t in ln.tokens]
     exact, folded = tokens.count("spring"), sum(t.casefold() == "spring" for t in tokens)
     assert exact < folded and len(frame_of(at).rows) == exact  # "Spring" is no longer an occurrence
     assert at.query_params["case"] == "exact" and at.query_params["present"] == "1"
@@ -576,7 +576,7 @@ def test_an_upload_with_cr_line_ends_shows_its_lines_and_analyses_the_same(endin
     data = frame_of(at)
     assert len(data.rows) == 30 and len(at.session_state["_explorer_table"][1].lines) == 30
     labels = [ln.label for ln in at.session_state["_explorer_table"][1].lines]
-    assert labels == ["money", "river"] * 15 and not any("[" in t for ln in ex.parse_input(
+    assert labels == ["money", "river"] * 15 and not any("[" in t for ln in inputs.parse_input(
         at.text_area(key=state.SENTENCES).value).lines for t in ln.tokens)
 
 

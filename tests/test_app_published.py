@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from app import downloads as downloads_module
-from app import explore as ex
+from app import inputs, mixing
 from app import resources, state
 from app.safe import shown
 from elmo_core import published as store
@@ -161,10 +161,10 @@ def test_a_cached_model_opens_from_the_radio_and_from_a_link_with_one_copy_in_me
     frame = frame_of(at)
     assert frame.model_key == "published:small" and frame.vectors.shape[1] == 32
     # the fixture biLM's own vectors of the first occurrence, equal layer weights
-    lines = ex.parse_input(at.session_state[state.SENTENCES]).lines
-    first = ex.find_occurrences(lines, "bank")[0]
+    lines = inputs.parse_input(at.session_state[state.SENTENCES]).lines
+    first = inputs.find_occurrences(lines, "bank")[0]
     acts = embedder.embed_sentence(list(lines[first.line].tokens))
-    np.testing.assert_allclose(frame.vectors[0], ex.scalar_mix(acts[:, first.position], [0, 0, 0], 1.0),
+    np.testing.assert_allclose(frame.vectors[0], mixing.scalar_mix(acts[:, first.position], [0, 0, 0], 1.0),
                                rtol=1e-5, atol=1e-6)
     assert at.query_params["model"] == "small"
     text = sidebar_text(at)

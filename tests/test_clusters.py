@@ -126,10 +126,10 @@ def test_the_bank_example_with_the_default_model(default_bank):
     0.15 with the labels). Now only splits of clusters of 3 or more count (2: 9 + 3, silhouette 0.19; 3: 5 + 4 +
     3, 0.20; 4 leaves a cluster of 1), and neither reaches 0.25: no clear clusters. The true senses themselves
     have a silhouette of 0.11 in this mix; by hand, 3 clusters agree with them at 0.53."""
-    from app import explore as ex
+    from app import mixing
     from sklearn.metrics import silhouette_score
     layers, labels = default_bank
-    x = ex.scalar_mix(layers, (0.0, 0.0, 0.0), 1.0)
+    x = mixing.scalar_mix(layers, (0.0, 0.0, 0.0), 1.0)
     found = cl.discover(x)
     assert found.k == 1 and not found.clear and found.too_small == {4: 1}
     assert {k: round(v, 2) for k, v in found.silhouettes.items()} == {2: 0.19, 3: 0.20}

@@ -8,20 +8,20 @@ import numpy as np
 import pytest
 
 from app import compare
-from app import explore as ex
+from app import activations, projections
 from app.frame import Controls, compute_frame
 
 
 def test_two_models_compared_on_the_same_occurrences(bank):
     table, occ = bank
     # a stand-in for a second model: the same activations with each layer scaled differently, so other mixes
-    other = ex.TokenTable(table.lines, [table.acts[:, a:b] * np.array([3.0, 1.0, 0.5])[:, None, None]
+    other = activations.TokenTable(table.lines, [table.acts[:, a:b] * np.array([3.0, 1.0, 0.5])[:, None, None]
                                         for a, b in zip(table.offsets[:-1], table.offsets[1:])])
     sides = compare.compare([("one", "m1", table), ("two", "m2", other)], occ, Controls((0.0, 1.0, 0.0)), "bank")
     assert [s.name for s in sides] == ["one", "two"] and not sides[0].aligned and sides[1].aligned
     own = compute_frame(other, occ, Controls((0.0, 1.0, 0.0)), model_key="m2", word="bank")
     np.testing.assert_allclose(sides[1].frame.vectors, own.vectors)
-    np.testing.assert_allclose(sides[1].frame.coords, ex.procrustes_align(own.coords, sides[0].frame.coords))
+    np.testing.assert_allclose(sides[1].frame.coords, projections.procrustes_align(own.coords, sides[0].frame.coords))
     # the maps as drawn side by side: titled, the legend under the plot (above it, two lines of legend at half
     # the page wide ran into the title), each side's own coordinates
     from app import map_chart
@@ -39,7 +39,7 @@ def test_two_models_compared_on_the_same_occurrences(bank):
     assert rows[0]["one: 1-NN"] == round(sides[0].frame.separation[0].knn_accuracy, 3)
     assert rows[3]["two: silhouette"] == round(sides[1].frame.separation[3].silhouette, 3)
     with pytest.raises(ValueError, match="different sentences"):
-        compare.compare([("one", "m1", table), ("x", "m3", ex.TokenTable(table.lines[:2], [
+        compare.compare([("one", "m1", table), ("x", "m3", activations.TokenTable(table.lines[:2], [
             table.acts[:, a:b] for a, b in zip(table.offsets[:2], table.offsets[1:3])]))], occ, Controls((0.0,) * 3), "bank")
 
 

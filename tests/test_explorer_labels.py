@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import explore as ex
+from app import mixing
 from app import fit_mix as fm
 from app import state
 from app.safe import shown
@@ -56,11 +56,11 @@ def test_fit_s_sets_the_sliders_and_says_the_score():
     no_errors(at)
     assert [at.slider(key=state.weight_key(j)).value for j in range(3)] == pytest.approx(list(w))
     frame = frame_of(at)
-    np.testing.assert_allclose(frame.s, ex.softmax(w))
+    np.testing.assert_allclose(frame.s, mixing.softmax(w))
     (message,) = [shown(m.value) for m in at.success]
-    assert message == fm.fit_message(fit, ex.softmax(w), fm.accuracy(layers, labels, ex.softmax(w)))
+    assert message == fm.fit_message(fit, mixing.softmax(w), fm.accuracy(layers, labels, mixing.softmax(w)))
     # the score it names is the mix's 1-NN accuracy that the Similarity tab shows
-    assert frame.separation[-1].knn_accuracy == pytest.approx(fm.accuracy(layers, labels, ex.softmax(w)))
+    assert frame.separation[-1].knn_accuracy == pytest.approx(fm.accuracy(layers, labels, mixing.softmax(w)))
     assert state.view_to_query(at.session_state[state.VIEW])["w"] == ",".join(f"{v:g}" for v in w)
     at.button(key=state.key("preset_equal")).click().run()  # said once
     assert not at.success

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from app import exports
-from app import explore as ex
+from app import inputs
 
-LINES = [ex.Line("=cmd bank here", "=HYPERLINK(x)", ("=cmd", "bank", "here")),
-         ex.Line("No word", None, ("No", "word")),
-         ex.Line("a\tbank", "river", ("a", "bank\tx"))]
-OCC = [ex.Occurrence(0, 1, "bank", "=HYPERLINK(x)"), ex.Occurrence(2, 1, "bank\tx", "river")]
+LINES = [inputs.Line("=cmd bank here", "=HYPERLINK(x)", ("=cmd", "bank", "here")),
+         inputs.Line("No word", None, ("No", "word")),
+         inputs.Line("a\tbank", "river", ("a", "bank\tx"))]
+OCC = [inputs.Occurrence(0, 1, "bank", "=HYPERLINK(x)"), inputs.Occurrence(2, 1, "bank\tx", "river")]
 X = np.array([[0.5, -1.25], [2.0, 3.0]], dtype=np.float32)
 SETTINGS = exports.Settings("lm-only", "bank", (0.0, 1.0, -0.5), (0.25, 0.5, 0.25), 2.0, True, "pca")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app import explore as ex
+from app import inputs, neighbours
 from app import figures, map_chart
 
 
@@ -17,8 +17,8 @@ def _layers(spec: dict) -> dict[str, dict]:
 
 
 def test_the_contexts_map_carries_the_data():
-    lines = [ex.Line("", "x", ("a", "bank", "<b>")), ex.Line("", "y", ("bank", "z")), ex.Line("", "x", ("bank",))]
-    occ = ex.find_occurrences(lines, "bank")
+    lines = [inputs.Line("", "x", ("a", "bank", "<b>")), inputs.Line("", "y", ("bank", "z")), inputs.Line("", "x", ("bank",))]
+    occ = inputs.find_occurrences(lines, "bank")
     coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
     rows, names = map_chart.map_rows(coords, occ, lines, "label", selected=1)
     assert names == ["x", "y"]  # the legend, in order of first appearance
@@ -55,8 +55,8 @@ def test_the_contexts_map_carries_the_data():
 
 
 def test_the_contexts_map_other_words_many_sentences_and_square_scales():
-    lines = [ex.Line("", "", ("the", "bank", f"w{i}")) for i in range(figures.MAX_LEGEND_SENTENCES + 1)]
-    occ = ex.find_occurrences(lines, "bank")
+    lines = [inputs.Line("", "", ("the", "bank", f"w{i}")) for i in range(figures.MAX_LEGEND_SENTENCES + 1)]
+    occ = inputs.find_occurrences(lines, "bank")
     n = len(occ)
     coords = np.stack([np.arange(n, dtype=float), np.zeros(n)], axis=1)
     chart = map_chart.contexts_chart(coords, occ, lines, "sentence", context_coords=np.array([[0.5, 8.0], [1.5, -2.0]]),
@@ -83,8 +83,8 @@ def test_the_contexts_map_other_words_many_sentences_and_square_scales():
 def test_the_contexts_map_keeps_user_text_literal():
     """Vega draws text as text and its tooltip escapes it: labels, sentences and titles reach the chart as the
     characters the user wrote (no HTML entities, which Vega would show as such), control characters replaced."""
-    lines = [ex.Line("a bank", "<b>x</b>", ("a", "bank", "<i>")), ex.Line("the bank", "y&amp;\x07z", ("the", "bank"))]
-    occ = ex.find_occurrences(lines, "bank")
+    lines = [inputs.Line("a bank", "<b>x</b>", ("a", "bank", "<i>")), inputs.Line("the bank", "y&amp;\x07z", ("the", "bank"))]
+    occ = inputs.find_occurrences(lines, "bank")
     rows, names = map_chart.map_rows(np.zeros((2, 2)), occ, lines)
     assert names == ["<b>x</b>", "y&amp; z"]  # a bell character is no legend text
     assert rows.iloc[0]["text"] == "a «bank» <i>" and rows.iloc[0]["head"] == "#1 · <b>x</b> · sentence 1"
@@ -95,7 +95,7 @@ def test_the_contexts_map_keeps_user_text_literal():
 def test_the_plotly_figures_carry_the_data():
     heat = figures.similarity_heatmaps([("layer 0", np.eye(3)), ("mix", np.ones((3, 3)))], ["a", "b", "c"])
     assert len(heat.data) == 2 and heat.data[0].zmin == 0.0
-    bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
+    bars = figures.separation_chart(["l0", "mix"], [neighbours.Separation(0.1, 0.5, 0.4), neighbours.Separation(0.6, 1.0, 0.4)])
     assert list(bars.data[0].y) == [0.5, 1.0]
     # the chance line passes behind the bars, its label right of the plot (x = 1 in paper units): it crosses
     # no value label and covers no bar
@@ -105,8 +105,8 @@ def test_the_plotly_figures_carry_the_data():
     assert all(t.insidetextanchor == "end" for t in bars.data)
     assert list(bars.data[1].text) == ["0.10", "0.60"] and list(bars.data[1].textposition) == ["outside", "inside"]
     # a silhouette of 0 still shows its value (above the bar), and a missing one says "n/a" rather than nothing
-    gaps = figures.separation_chart(["l0", "l1", "mix"], [ex.Separation(None, 0.5, 0.4), ex.Separation(0.0, 0.7, 0.4),
-                                                          ex.Separation(0.3, 0.9, 0.4)])
+    gaps = figures.separation_chart(["l0", "l1", "mix"], [neighbours.Separation(None, 0.5, 0.4), neighbours.Separation(0.0, 0.7, 0.4),
+                                                          neighbours.Separation(0.3, 0.9, 0.4)])
     sil = gaps.data[1]
     assert list(sil.y) == [0.0, 0.0, 0.3] and list(sil.text) == ["n/a", "0.00", "0.30"]
     assert list(sil.textposition) == ["outside", "outside", "inside"] and sil.cliponaxis is False
@@ -147,7 +147,7 @@ def test_cluster_colours_and_a_compare_side_chart(bank):
 
 def test_charts_for_a_projector_get_larger_type_where_there_is_room():
     from app import figures
-    bars = figures.separation_chart(["l0", "mix"], [ex.Separation(0.1, 0.5, 0.4), ex.Separation(0.6, 1.0, 0.4)])
+    bars = figures.separation_chart(["l0", "mix"], [neighbours.Separation(0.1, 0.5, 0.4), neighbours.Separation(0.6, 1.0, 0.4)])
     big = figures.for_projector(bars)
     assert big.layout.font.size == figures.PROJECTOR_FONT and big.layout.legend.font.size == figures.PROJECTOR_FONT
     # a legend under the plot must not cover them: the x tick labels keep the chart's own size

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from app import explore as ex
+from app import mixing, neighbours, projections
 from app import fit_mix as fm
 
 
@@ -49,11 +49,11 @@ def test_the_grid_covers_the_simplex_with_equal_weights():
 def test_weights_for_s_give_s_back_on_the_sliders():
     w = fm.weights_for_s([0.3, 0.6, 0.1], (-5.0, 5.0), 0.1)
     assert w == (0.1, 0.8, -1.0)  # log s centred, on the 0.1 steps
-    np.testing.assert_allclose(ex.softmax(w), [0.299, 0.602, 0.099], atol=5e-4)
+    np.testing.assert_allclose(mixing.softmax(w), [0.299, 0.602, 0.099], atol=5e-4)
     assert fm.weights_for_s([1 / 3] * 3, (-5.0, 5.0), 0.1) == (0.0, 0.0, 0.0)
     zero = fm.weights_for_s([0.0, 0.4, 0.6], (-5.0, 5.0), 0.1)  # no log of 0: the largest at the top, 0 at the bottom
     assert zero == (-5.0, 4.6, 5.0)
-    np.testing.assert_allclose(ex.softmax(zero), [0.0, 0.4, 0.6], atol=5e-3)
+    np.testing.assert_allclose(mixing.softmax(zero), [0.0, 0.4, 0.6], atol=5e-3)
     assert fm.weights_for_s([1.0, 0.0, 0.0], (-5.0, 5.0), 0.1) == (5.0, -5.0, -5.0)
     for bad in ([], [0.0, 0.0], [-0.1, 1.1]):
         with pytest.raises(ValueError, match="non-negative"):
@@ -70,8 +70,8 @@ def test_the_fit_finds_the_layer_that_tells_the_senses_apart(layer):
     assert fit.chance == pytest.approx(5 / 11)
     assert fit.s[layer] == max(fit.s) and fit.s.sum() == pytest.approx(1.0)
     # the score is the explorer's own 1-NN accuracy of that mix, as the Similarity tab shows it
-    assert ex.knn_accuracy(np.tensordot(fit.s, layers.astype(np.float64), axes=1), labels) == fit.accuracy
-    assert fit.equal == ex.knn_accuracy(layers.astype(np.float64).mean(axis=0), labels)
+    assert neighbours.knn_accuracy(np.tensordot(fit.s, layers.astype(np.float64), axes=1), labels) == fit.accuracy
+    assert fit.equal == neighbours.knn_accuracy(layers.astype(np.float64).mean(axis=0), labels)
     # of all the s that score 1.0, the one kept is the nearest to equal weights
     grid = fm.simplex_grid(3)
     perfect = [s for s in grid if fm.accuracy(layers, labels, s) == 1.0]
@@ -133,7 +133,7 @@ def test_zero_vectors_score_like_the_explorer():
     layers[:, 3] = 0.0  # an occurrence with no direction in any layer
     s = np.array([0.2, 0.5, 0.3])
     mix = np.tensordot(s, layers.astype(np.float64), axes=1)
-    assert fm.accuracy(layers, labels, s) == pytest.approx(ex.knn_accuracy(mix, labels))
+    assert fm.accuracy(layers, labels, s) == pytest.approx(neighbours.knn_accuracy(mix, labels))
 
 
 def test_the_message_says_what_was_set():
@@ -142,7 +142,7 @@ def test_the_message_says_what_was_set():
     fit = fm.fit_mix(layers, labels)
     assert fit.equal == 0.75 and fit.accuracy == 1.0 and fit.s.tolist() == pytest.approx([0.2, 0.4, 0.4])
     w = fm.weights_for_s(fit.s, (-5.0, 5.0), 0.1)
-    s_set = ex.softmax(w)
+    s_set = mixing.softmax(w)
     text = fm.fit_message(fit, s_set, fm.accuracy(layers, labels, s_set))
     assert text == (f"Fitted s = {' / '.join(f'{v:.2f}' for v in s_set)}: leave-one-out 1-NN accuracy 100% over 12 "
                     f"labelled occurrences, equal weights 75% (chance 45%; alone: layer 0 "
@@ -221,10 +221,10 @@ def test_why_top_layer_only_looks_like_equal_weights_for_bank(default_bank):
         "norm evens the lengths.")
     # the map itself: PCA at equal weights and at "top layer only" differ by 1% of its spread, layer 1 alone by half
     def pca(w):
-        return ex.pca_2d(ex.l2_normalise(ex.scalar_mix(layers, w, 1.0)))
+        return projections.pca_2d(projections.l2_normalise(mixing.scalar_mix(layers, w, 1.0)))
 
     def moved(w):
         base, other = pca((0.0, 0.0, 0.0)), pca(w)
-        return np.sum((ex.procrustes_align(other, base) - base) ** 2) / np.sum((base - base.mean(0)) ** 2)
+        return np.sum((projections.procrustes_align(other, base) - base) ** 2) / np.sum((base - base.mean(0)) ** 2)
 
     assert moved((-5.0, -5.0, 5.0)) < 0.02 and moved((-5.0, 5.0, -5.0)) > 0.4

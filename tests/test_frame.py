@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from app import explore as ex
+from app import activations, inputs, mixing, neighbours, projections
 from app import frame as fr
 from app.frame import Controls, Reference, compute_frame, layer_maps
 
@@ -14,7 +14,7 @@ from app.frame import Controls, Reference, compute_frame, layer_maps
 def test_the_frame_holds_the_mix_and_the_views(bank):
     table, occ = bank
     frame = compute_frame(table, occ, Controls((0.0, 0.0, 2.0), gamma=0.5), word="bank")
-    np.testing.assert_allclose(frame.s, ex.softmax([0, 0, 2.0]))
+    np.testing.assert_allclose(frame.s, mixing.softmax([0, 0, 2.0]))
     np.testing.assert_allclose(frame.vectors, table.mix([0, 0, 2.0], 0.5)[table.rows(occ)])
     assert frame.coords.shape == (6, 2) and frame.projection.method == "pca"
     assert not frame.same_vector and frame.query == 0
@@ -48,8 +48,8 @@ def test_every_layout_starts_from_the_equal_weights_layout(bank, monkeypatch):
     base = first.base_layout[1].coords
     np.testing.assert_array_equal(first.coords, base)  # equal weights: the base itself
     seen = []
-    real = ex.project
-    monkeypatch.setattr(ex, "project", lambda x, m, previous, **kw: (seen.append(previous), real(x, m, previous, **kw))[1])
+    real = projections.project
+    monkeypatch.setattr(projections, "project", lambda x, m, previous, **kw: (seen.append(previous), real(x, m, previous, **kw))[1])
     second = compute_frame(table, occ, Controls((0.0, 1.0, 0.0)), first, word="bank")
     assert len(seen) == 1 and seen[0] is base  # memoised base; the new mix starts from it
     assert second.separation[:3] == first.separation[:3]  # the layers did not change, only the mix
@@ -75,7 +75,7 @@ def test_reference_neighbours_come_from_the_reference_table(bank):
     assert "Among 6 occurrences in 6 reference sentences (of 10 that contain it)." == frame.reference_note
     assert all(k.target == "bank" for _, k in frame.reference_neighbours)
     one = compute_frame(table, occ[:1], Controls((0.0, 0.0, 0.0), k=3), word="bank",
-                        reference=Reference(ex.TokenTable(table.lines[:1], [table.acts[:, :int(table.offsets[1])]])))
+                        reference=Reference(activations.TokenTable(table.lines[:1], [table.acts[:, :int(table.offsets[1])]])))
     assert one.reference_note == "Among 1 occurrence in 1 reference sentence."
     empty = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank", reference=Reference(None, 0, "none"))
     assert empty.reference_neighbours is None and empty.reference_note == "none"
@@ -88,7 +88,7 @@ def test_layer_zero_neighbours_come_from_the_vocabulary_once_it_is_ready(bank, e
     types = TypeVectors(vocab, embedder.type_vectors)
     waiting = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)
     assert "in the background (0%)" in waiting.layer0_note
-    assert waiting.layer0_neighbours == ex.layer0_type_neighbours(table, None, int(table.rows(occ)[0]), 3)
+    assert waiting.layer0_neighbours == neighbours.layer0_type_neighbours(table, None, int(table.rows(occ)[0]), 3)
     types.run_now()
     ready = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), k=3), word="bank", types=types)
     assert "8 most frequent word types" in ready.layer0_note
@@ -118,8 +118,8 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
     assert "one vector for all" in maps.notes[0]
     np.testing.assert_allclose(maps.coords[0], np.repeat(frame.coords[:6].mean(0, keepdims=True), 6, axis=0))
     # layer 2's panel is its own PCA, turned onto the mix's map: the best rotation + scale + shift of that fit
-    fit = ex.pca_2d(ex.l2_normalise(table.layers()[2][frame.rows]))
-    np.testing.assert_allclose(maps.coords[2], ex.procrustes_align(fit, frame.coords[:6]), atol=1e-9)
+    fit = projections.pca_2d(projections.l2_normalise(table.layers()[2][frame.rows]))
+    np.testing.assert_allclose(maps.coords[2], projections.procrustes_align(fit, frame.coords[:6]), atol=1e-9)
     assert np.sum((maps.coords[2] - frame.coords[:6]) ** 2) <= np.sum((fit - frame.coords[:6]) ** 2) + 1e-12
     moved = compute_frame(table, occ, Controls((0.0, 0.0, 3.0)), frame, word="bank")
     again = layer_maps(table, moved, maps)
@@ -131,7 +131,7 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
 def test_the_mix_formula_and_the_notes(bank):
     table, occ = bank
     frame = compute_frame(table, occ, Controls((0.0, 0.0, 2.0), gamma=0.5), word="bank")
-    s = ex.softmax([0.0, 0.0, 2.0])
+    s = mixing.softmax([0.0, 0.0, 2.0])
     assert fr.mix_formula(frame.s, 0.5) == ("ELMo = γ · Σ_j s_j · h_j with s = softmax(w): ELMo = 0.5 · "
                                             f"({s[0]:.3f}·h_0 + {s[1]:.3f}·h_1 + {s[2]:.3f}·h_2)")
     assert fr.zero_note(frame) == "" and fr.same_vector_note(frame) == ""
@@ -148,12 +148,12 @@ def test_the_mix_formula_and_the_notes(bank):
 
 
 def test_the_word_summary_says_when_capitals_split_layer_zero(embedder):
-    parsed = ex.parse_input("Spring came early .\nThe spring was dry .\nIn spring we sow .")
-    occ = ex.find_occurrences(parsed.lines, "spring")
+    parsed = inputs.parse_input("Spring came early .\nThe spring was dry .\nIn spring we sow .")
+    occ = inputs.find_occurrences(parsed.lines, "spring")
     head, caption = fr.word_summary("spring", occ)
     assert head == "**3 occurrences** of “spring” in 3 sentences; forms as written: spring, Spring"
     assert fr.case_split(occ) and "“spring” and “Spring” get different layer-0 vectors" in caption
-    table = ex.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    table = activations.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
     frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="spring")
     assert "Layer 0 sees spring and Spring as different words" in fr.separation_caption(frame, occ)
     same = [o for o in occ if o.token == "spring"]

@@ -7,7 +7,7 @@ import urllib.parse
 
 import pytest
 
-from app import explore as ex
+from app import inputs, mixing
 from app import state
 from app.examples import EXAMPLE_SETS
 from app.frame import Controls
@@ -106,8 +106,8 @@ def test_a_hostile_link_keeps_what_is_valid():
     view, notes = state.view_from_query({"ex": "bank", "word": "bank", "w": "x", "k": "7", "g": "1e400"}, EXAMPLES)
     assert (view.example, view.word, view.k, view.weights, view.gamma) == ("bank", "bank", 7, (), 1.0)
     assert len(notes) == 2
-    huge, notes = state.view_from_query({"s": "a" * (ex.MAX_TEXT_CHARS + 10)})
-    assert len(huge.text) == ex.MAX_TEXT_CHARS and "longer than" in notes[0]
+    huge, notes = state.view_from_query({"s": "a" * (inputs.MAX_TEXT_CHARS + 10)})
+    assert len(huge.text) == inputs.MAX_TEXT_CHARS and "longer than" in notes[0]
 
 
 def test_a_links_word_with_invisible_characters_says_so():
@@ -209,7 +209,7 @@ def test_set_layer_weights_sets_sliders_and_the_remembered_view():
     assert state.set_layer_weights(ss, [1.0, -9.0, 2.5]) == (1.0, -5.0, 2.5)  # clipped to the slider range
     assert [ss[state.weight_key(j)] for j in range(3)] == [1.0, -5.0, 2.5]
     assert ss[state.VIEW].weights == (1.0, -5.0, 2.5) and ss[state.VIEW].text == "x"
-    assert state.set_preset({}, "top", 3) == ex.preset_weights("top", 3)
+    assert state.set_preset({}, "top", 3) == mixing.preset_weights("top", 3)
 
 
 def test_kept_controls_come_back_only_when_forgotten():
@@ -348,11 +348,11 @@ def test_compare_models_that_went_away_are_forgotten():
 
 
 def test_the_word_box_holds_a_word_of_the_sentences():
-    lines = ex.parse_input("The bank closed .\nA bank of the river .\nSpring came .").lines
-    counts = dict(ex.word_counts(lines, True))
+    lines = inputs.parse_input("The bank closed .\nA bank of the river .\nSpring came .").lines
+    counts = dict(inputs.word_counts(lines, True))
     ss = {state.WORD: "Bank", state.SENTENCES: "x"}
     assert state.pick_word(ss, counts, lines, True) == "" and ss[state.WORD] == "bank"
-    exact = dict(ex.word_counts(lines, False))
+    exact = dict(inputs.word_counts(lines, False))
     ss = {state.WORD: "spring", state.SENTENCES: "x"}
     assert state.pick_word(ss, exact, lines, False) == "" and ss[state.WORD] == "Spring"  # its spelling here
     ss = {state.WORD: "<b>bat</b>", state.SENTENCES: "x"}  # a link's word that is not there
@@ -369,7 +369,7 @@ def test_the_word_box_holds_a_word_of_the_sentences():
 
 
 def test_what_a_link_cannot_carry():
-    view = state.View(text="x" * (ex.MAX_URL_TEXT + 1), model="default")
+    view = state.View(text="x" * (inputs.MAX_URL_TEXT + 1), model="default")
     notes = state.link_notes(view, "upload:abc", "my **model**", {state.COMPARE_A: "session"})
     assert len(notes) == 3 and "“my \\*\\*model\\*\\*”" in notes[0] and "sees the “default” model" in notes[0]
     assert "not bundled" in notes[1] and "too long to keep in the link" in notes[2]

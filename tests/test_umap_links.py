@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import explore as ex
+from app import projections
 from tests.conftest import frame_of, no_errors, start_app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,16 +23,16 @@ LINK = dict(ex="play", word="play", w="0,1,2", g="1.5")  # 15 occurrences: UMAP;
 
 
 def test_auto_depends_on_the_number_of_points_only():
-    assert "umap_state" not in inspect.signature(ex.project).parameters  # nothing about the server's state
+    assert "umap_state" not in inspect.signature(projections.project).parameters  # nothing about the server's state
     rng = np.random.default_rng(0)
-    below = ex.project(rng.normal(size=(ex.MIN_POINTS_FOR_UMAP - 1, 8)), "auto")
+    below = projections.project(rng.normal(size=(projections.MIN_POINTS_FOR_UMAP - 1, 8)), "auto")
     assert below.method == "pca" and "too few" in below.note
     pytest.importorskip("umap")
-    at = ex.project(rng.normal(size=(ex.MIN_POINTS_FOR_UMAP, 8)), "auto")
-    assert at.method == "umap" and at.coords.shape == (ex.MIN_POINTS_FOR_UMAP, 2) and not at.note
+    at = projections.project(rng.normal(size=(projections.MIN_POINTS_FOR_UMAP, 8)), "auto")
+    assert at.method == "umap" and at.coords.shape == (projections.MIN_POINTS_FOR_UMAP, 2) and not at.note
 
 
-def _link_map(monkeypatch, warm: ex.UmapWarmUp):
+def _link_map(monkeypatch, warm: projections.UmapWarmUp):
     from app import resources
     monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
     at = start_app(**LINK)
@@ -46,15 +46,15 @@ def test_a_link_draws_the_same_map_whatever_the_state_of_the_warm_up(monkeypatch
     pytest.importorskip("umap")
     maps = {}
     for state in ("off", "warming", "failed", "ready"):
-        warm = ex.UmapWarmUp()
+        warm = projections.UmapWarmUp()
         warm.state, warm.error = state, ("ImportError: no umap" if state == "failed" else "")
         maps[state] = _link_map(monkeypatch, warm)
     # and a real warm-up, started as the page opens: the page's UMAP fit waits for it (``_UMAP_LOCK``)
-    running = ex.UmapWarmUp().start()
+    running = projections.UmapWarmUp().start()
     maps["started with the page"] = _link_map(monkeypatch, running)
     assert running.wait(120) and running.state == "ready", running.error
     method, coords = maps["off"]
-    assert method == "umap" and coords.shape[0] >= ex.MIN_POINTS_FOR_UMAP
+    assert method == "umap" and coords.shape[0] >= projections.MIN_POINTS_FOR_UMAP
     for state, (other_method, other_coords) in maps.items():
         assert other_method == method, state
         np.testing.assert_array_equal(other_coords, coords, err_msg=state)  # bit for bit: one link, one map
@@ -63,7 +63,7 @@ def test_a_link_draws_the_same_map_whatever_the_state_of_the_warm_up(monkeypatch
 def test_the_spinner_says_a_umap_map_waits_for_the_warm_up(monkeypatch):
     """(The sidebar's line: tests/test_app.py::test_umap_status_shows_only_while_it_is_true.)"""
     from app import resources
-    warm = ex.UmapWarmUp()
+    warm = projections.UmapWarmUp()
     warm.state = "warming"
     monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
     assert resources.UMAP_LOADING in resources.projecting_text(20, "auto")
@@ -76,12 +76,12 @@ def test_the_spinner_says_a_umap_map_waits_for_the_warm_up(monkeypatch):
 FIT_IN_A_FRESH_PROCESS = textwrap.dedent("""
     import time
     import numpy as np
-    from app import explore as ex
+    from app import projections
     t = time.perf_counter()
-    umap = ex.import_umap()
-    x = ex.l2_normalise(np.random.default_rng(1).normal(size=(60, 32)).astype(np.float32))
-    first = ex._umap_fit(x, 0, None)
-    ex._umap_fit(x, 0, first)
+    umap = projections.import_umap()
+    x = projections.l2_normalise(np.random.default_rng(1).normal(size=(60, 32)).astype(np.float32))
+    first = projections._umap_fit(x, 0, None)
+    projections._umap_fit(x, 0, first)
     seconds = time.perf_counter() - t
     import numba
     from numba.core.registry import CPUDispatcher
@@ -102,7 +102,7 @@ def test_a_fresh_process_reads_umap_from_the_cache_make_app_filled():
     """`make app` (the .installed step) ran ``UmapWarmUp().run_now()`` with NUMBA_CACHE_DIR under the venv:
     a fresh process's UMAP fits then compile none of UMAP's functions (numba counts cache misses)."""
     pytest.importorskip("umap")
-    folder = ex.numba_cache_dir()
+    folder = projections.numba_cache_dir()
     if not folder or not any(p.name.startswith("umap_") for p in Path(folder).glob("*")):
         pytest.skip(f"no UMAP code in numba's cache ({folder}): `make setup` fills it")
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=folder)
@@ -121,11 +121,11 @@ def test_make_app_fills_the_cache_at_install_and_the_server_reads_the_same_one()
     printed = subprocess.run(["make", "--no-print-directory", "-s", "--eval", "print-%: ; @echo $($*)",
                               "print-NUMBA_CACHE_DIR"], cwd=ROOT, capture_output=True, text=True, check=True,
                              env=env).stdout.strip()
-    assert printed == str(ROOT / ".venv" / ex.NUMBA_CACHE_SUBDIR)
+    assert printed == str(ROOT / ".venv" / projections.NUMBA_CACHE_SUBDIR)
     # a server started without the Makefile (elmo-explorer, streamlit run) in that venv uses the same folder
     if Path(sys.prefix).resolve() == (ROOT / ".venv").resolve() and os.access(sys.prefix, os.W_OK):
         env.pop("NUMBA_CACHE_DIR", None)
-        found = subprocess.run([sys.executable, "-c", "from app import explore; print(explore.numba_cache_dir())"],
+        found = subprocess.run([sys.executable, "-c", "from app import projections; print(projections.numba_cache_dir())"],
                                cwd=ROOT, env=dict(env, PYTHONPATH=str(ROOT)), capture_output=True, text=True,
                                check=True).stdout.strip()
         assert found == printed

@@ -15,7 +15,7 @@ import urllib.parse
 
 import streamlit as st
 
-from app import explore as ex
+from app import activations, inputs, mixing, projections
 from app import compare, exports, figures, fit_mix, map_chart, resources, state
 from app.clusters import CLEAR_SILHOUETTE, agreement, min_cluster_size
 from app.display import kwic_list, kwic_table, plural
@@ -84,7 +84,7 @@ def on_upload() -> None:
         return
     try:
         resources.check_upload_size("sentences", file.size, file.name)
-        text, note = ex.text_for_box(ex.decode_upload(file.getvalue(), file.name), file.name)
+        text, note = inputs.text_for_box(inputs.decode_upload(file.getvalue(), file.name), file.name)
         ss[state.SENTENCES] = text
         ss[state.WORD] = None
         ss[state.private("upload_message")] = None
@@ -113,7 +113,7 @@ def chart(fig):
     return figures.for_projector(fig) if presenting() and fig is not None else fig
 
 
-def input_section() -> ex.ParsedInput:
+def input_section() -> inputs.ParsedInput:
     """The example sets' buttons, and the sentences in a box that stays closed once a set is loaded (the map,
     not the text, is what the page is for); it opens for an empty box, and by a click to edit."""
     if state.SENTENCES_OPEN not in ss:  # a session's first run: open only when there is nothing to show
@@ -134,7 +134,7 @@ def input_section() -> ex.ParsedInput:
     return parsed
 
 
-def sentences_box() -> ex.ParsedInput:
+def sentences_box() -> inputs.ParsedInput:
     left, right = st.columns([3, 1]) if not presenting() else (st.container(), None)
     if right is not None:
         with right:
@@ -144,8 +144,8 @@ def sentences_box() -> ex.ParsedInput:
                 st.error(md(ss[state.private("upload_message")]))
     with left:
         st.text_area("One sentence per line. Optional sense label in front: `[river] We sat on the bank.`",
-                     key=state.SENTENCES, height=150 if presenting() else 230, max_chars=ex.MAX_TEXT_CHARS,
-                     help=ex.LABEL_HELP,
+                     key=state.SENTENCES, height=150 if presenting() else 230, max_chars=inputs.MAX_TEXT_CHARS,
+                     help=inputs.LABEL_HELP,
                      placeholder="[river] We sat on the bank of the river.\n[money] I went to the bank to pay in a cheque.")
     parsed = resources.parse_sentences(ss.get(state.SENTENCES) or "")
     if parsed.lines and not presenting():
@@ -154,11 +154,11 @@ def sentences_box() -> ex.ParsedInput:
     return parsed
 
 
-def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None:
+def word_section(lines: list[inputs.Line]) -> tuple[str, list[inputs.Occurrence]] | None:
     """The word picker and how often the word occurs; its concordance is drawn under the map
     (``occurrences_section``)."""
     fold_case = bool(ss.get(state.FOLD_CASE, True))
-    counts = dict(ex.word_counts(lines, fold_case))
+    counts = dict(inputs.word_counts(lines, fold_case))
     if not counts:
         st.warning("Your sentences contain no words (only punctuation or symbols): there is nothing to look at.")
         return None
@@ -170,7 +170,7 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
         summary = st.container()
     else:  # the count beside it, one row less above the map
         left, right, summary = st.columns([1.5, 1, 1.6], vertical_alignment="bottom")
-    left.selectbox("2 · Target word (type its first letters; most frequent first)", ex.picker_order(counts.items()),
+    left.selectbox("2 · Target word (type its first letters; most frequent first)", inputs.picker_order(counts.items()),
                    key=state.WORD, format_func=lambda w: f"{w}  ({counts.get(w, 0)}×)", filter_mode="prefix")
     with right:
         st.checkbox("treat case as the same word", key=state.FOLD_CASE,
@@ -181,7 +181,7 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
                          "irregular forms (ran, mice) are not matched.")
     word = ss[state.WORD]
     inflections = bool(ss.get(state.INFLECTIONS))
-    occurrences = ex.find_occurrences(lines, word, inflections, fold_case)
+    occurrences = inputs.find_occurrences(lines, word, inflections, fold_case)
     if not occurrences:
         st.warning(f"“{md(word)}” does not occur in your sentences"
                    f"{', with inflections' if inflections else ''}. Pick one of the words in the list.")
@@ -193,13 +193,13 @@ def word_section(lines: list[ex.Line]) -> tuple[str, list[ex.Occurrence]] | None
     return word, occurrences
 
 
-def occurrences_section(lines: list[ex.Line], word: str, occurrences: list[ex.Occurrence]) -> None:
+def occurrences_section(lines: list[inputs.Line], word: str, occurrences: list[inputs.Occurrence]) -> None:
     """The word's concordance, under the map and its views (the map's points carry the same sentences)."""
     st.markdown(f"**Occurrences of “{md(word)}”** (numbered as on the map and in the tables)")
     st.html(kwic_table(*occurrence_lines(occurrences, lines, chars=70), max_height_px=None if presenting() else 330))
 
 
-def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenTable | None:
+def embed_lines(model: resources.LoadedModel, lines: list[inputs.Line]) -> activations.TokenTable | None:
     """Stacked activations of all sentences; the biLM only runs for sentences it has not seen."""
     key = (model.key, tuple(ln.tokens for ln in lines))
     memo = ss.get(state.private("table"))
@@ -210,19 +210,19 @@ def embed_lines(model: resources.LoadedModel, lines: list[ex.Line]) -> ex.TokenT
     try:
         with st.spinner("Running the biLM…"):
             acts, computed = resources.embed(model, [ln.tokens for ln in lines],
-                                             lambda f, text: bar.progress(f, text=text), ex.PROGRESS_FROM)
+                                             lambda f, text: bar.progress(f, text=text), activations.PROGRESS_FROM)
     except Exception as err:
         st.error(f"The biLM failed on this input: {md(err)}")
         return None
     seconds = time.perf_counter() - start
     bar.empty()
-    table = ex.TokenTable(lines, acts)
+    table = activations.TokenTable(lines, acts)
     ss[state.private("table")] = (key, table)
     ss["_timings"] = embedding_note(seconds, computed, table)
     return table
 
 
-def reference_table(model: resources.LoadedModel, word: str, inflections: bool) -> tuple[ex.TokenTable | None, int, str]:
+def reference_table(model: resources.LoadedModel, word: str, inflections: bool) -> tuple[activations.TokenTable | None, int, str]:
     """The word's reference sentences, embedded on demand (with a progress bar) and cached per model."""
     bar = st.empty()
     try:
@@ -247,7 +247,7 @@ def weights_section(num_layers: int) -> list:
         st.slider(f"w_{j} · layer {j}", *state.W_RANGE, step=state.W_STEP, key=state.weight_key(j),
                   help=f"Raw weight of {layer_name(j, num_layers)}; s = softmax(w).")
         notes.append(st.container())
-    st.slider("γ (gamma)", *ex.GAMMA_RANGE, step=0.1, key=state.GAMMA,
+    st.slider("γ (gamma)", *mixing.GAMMA_RANGE, step=0.1, key=state.GAMMA,
               help="Overall scale. γ multiplies every vector equally, so it changes no cosine similarity "
                    "and no map; it matters for the exported vectors.")
     return notes
@@ -271,14 +271,14 @@ def map_controls() -> None:
     st.checkbox("layer norm", key=state.LAYER_NORM,
                 help="Normalise each layer of each sentence with one mean and variance over all its values "
                      "(AllenNLP's do_layer_norm) before mixing.")
-    st.selectbox("2-D projection", ex.PROJECTIONS, key=state.PROJECTION, format_func=ex.PROJECTION_NAMES.get,
-                 help=f"auto: PCA below {ex.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
+    st.selectbox("2-D projection", projections.PROJECTIONS, key=state.PROJECTION, format_func=projections.PROJECTION_NAMES.get,
+                 help=f"auto: PCA below {projections.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
                       "else UMAP.")
     st.checkbox("other words in grey", key=state.CONTEXT,
                 help="Also place the sentences' other words on the map (projected together with the occurrences).")
 
 
-def fit_s(table: ex.TokenTable, occurrences: list[ex.Occurrence]) -> None:
+def fit_s(table: activations.TokenTable, occurrences: list[inputs.Occurrence]) -> None:
     """Button callback: the s that best separates the labelled senses (``app.fit_mix``) into the sliders."""
     layers = table.layers(bool(ss.get(state.LAYER_NORM)))[:, table.rows(occurrences)]
     labels = [o.label for o in occurrences]
@@ -288,11 +288,11 @@ def fit_s(table: ex.TokenTable, occurrences: list[ex.Occurrence]) -> None:
         ss[state.WEIGHTS_MESSAGE] = ("warning", str(err))
         return
     w = state.set_layer_weights(ss, fit_mix.weights_for_s(fit.s, state.W_RANGE, state.W_STEP))
-    s_set = ex.softmax(w)
+    s_set = mixing.softmax(w)
     ss[state.WEIGHTS_MESSAGE] = ("success", fit_mix.fit_message(fit, s_set, fit_mix.accuracy(layers, labels, s_set)))
 
 
-def layer_note(table: ex.TokenTable, occurrences: list[ex.Occurrence], layer_norm: bool) -> str:
+def layer_note(table: activations.TokenTable, occurrences: list[inputs.Occurrence], layer_norm: bool) -> str:
     """``fit_mix.weight_note`` for these occurrences, kept while the table, occurrences and layer norm stay."""
     rows = table.rows(occurrences)
     key = (tuple(rows.tolist()), layer_norm)
@@ -304,7 +304,7 @@ def layer_note(table: ex.TokenTable, occurrences: list[ex.Occurrence], layer_nor
     return note
 
 
-def fit_s_row(table: ex.TokenTable, occurrences: list[ex.Occurrence]) -> None:
+def fit_s_row(table: activations.TokenTable, occurrences: list[inputs.Occurrence]) -> None:
     """Under the presets: "Fit s to my labels" (when the occurrences carry two senses or more), what it or the
     Layer probes page set, and why moving a weight may change the map little here."""
     labels = [o.label for o in occurrences]
@@ -323,7 +323,7 @@ def fit_s_row(table: ex.TokenTable, occurrences: list[ex.Occurrence]) -> None:
 
 
 @st.fragment
-def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occurrences: list[ex.Occurrence]) -> None:
+def live_view(model: resources.LoadedModel, table: activations.TokenTable, word: str, occurrences: list[inputs.Occurrence]) -> None:
     num_layers = table.num_layers
     # Every control that changes the mix or the map stands in this fragment, so that moving one reruns only
     # the mix, the projection and the open view, not the page (sentences, word, model panel). They stand in a
@@ -345,7 +345,7 @@ def live_view(model: resources.LoadedModel, table: ex.TokenTable, word: str, occ
     state.remember(ss)
 
 
-def frame_and_tabs(model: resources.LoadedModel, table: ex.TokenTable, word: str, occurrences: list[ex.Occurrence],
+def frame_and_tabs(model: resources.LoadedModel, table: activations.TokenTable, word: str, occurrences: list[inputs.Occurrence],
                    weight_notes: list, formula, share) -> None:
     """Computes the frame for the current controls, writes s and the formula beside the sliders, then draws the
     share row (into ``share`` when given: the rail) and the open tab."""
@@ -446,7 +446,7 @@ def map_view(frame: Frame, occurrences, table, model_name: str) -> None:
 
 def colour_choices(frame: Frame, occurrences) -> list[str]:
     """The map's "colour by" choices here; a remembered choice that does not apply becomes the first."""
-    return state.color_by_choices(ss, any(o.label for o in occurrences), len(ex.spellings(occurrences)) > 1,
+    return state.color_by_choices(ss, any(o.label for o in occurrences), len(inputs.spellings(occurrences)) > 1,
                                   frame.cluster_labels is not None, label_set=[o.label for o in occurrences])
 
 
@@ -475,7 +475,7 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     proj = frame.projection
     if proj.coords is None:
         st.warning(f"“{md(frame.word)}” occurs {plural(n, 'time')}: a 2-D map needs at least "
-                   f"{ex.MIN_POINTS_FOR_MAP} points, so there is no map. The occurrences above, the neighbours and "
+                   f"{projections.MIN_POINTS_FOR_MAP} points, so there is no map. The occurrences above, the neighbours and "
                    "the export still work.")
         return
     choices = colour_choices(frame, occurrences)
@@ -618,7 +618,7 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
                "(scikit-learn); move the sliders and the clusters follow the mix.")
 
 
-def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame, occurrences) -> None:
+def compare_tab(model: resources.LoadedModel, table: activations.TokenTable, frame: Frame, occurrences) -> None:
     choices = resources.comparison_choices()
     specs = {spec: label for label, spec in choices.items()}
     state.drop_unknown_models(ss, list(specs))
@@ -679,7 +679,7 @@ def compare_tab(model: resources.LoadedModel, table: ex.TokenTable, frame: Frame
                + md(compare.score_note(sides)))
 
 
-def embed_for(loaded: resources.LoadedModel, lines) -> ex.TokenTable | None:
+def embed_for(loaded: resources.LoadedModel, lines) -> activations.TokenTable | None:
     """Another model's activations of the same sentences (the shared cache; progress for long sets)."""
     key = (loaded.key, tuple(ln.tokens for ln in lines))
     kept = state.comparison_table(ss, key)
@@ -689,12 +689,12 @@ def embed_for(loaded: resources.LoadedModel, lines) -> ex.TokenTable | None:
     try:
         with st.spinner(f"Running {md(loaded.display_name)} on the sentences…"):
             acts, _ = resources.embed(loaded, [ln.tokens for ln in lines],
-                                      lambda f, text: bar.progress(f, text=text), ex.PROGRESS_FROM)
+                                      lambda f, text: bar.progress(f, text=text), activations.PROGRESS_FROM)
     except Exception as err:
         st.error(f"{md(loaded.display_name)} failed on these sentences: {md(err)}")
         return None
     bar.empty()
-    table = ex.TokenTable(lines, acts)
+    table = activations.TokenTable(lines, acts)
     state.keep_comparison_table(ss, key, table)
     return table
 
@@ -742,7 +742,7 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
                                file_name=stem("map") + ".png", mime="image/png", key=state.key("dl_png"),
                                on_click="ignore", help="The map with its title and legend, drawn on the server.")
     else:
-        c3.caption(f"No map files: a 2-D map needs at least {ex.MIN_POINTS_FOR_MAP} points (Map tab).")
+        c3.caption(f"No map files: a 2-D map needs at least {projections.MIN_POINTS_FOR_MAP} points (Map tab).")
     st.caption("Numbers count from 1 as on this page (occurrence #1, sentence 1, token 1). Every file records the "
                "model, w, s, γ, layer norm and the sentences (CSV: in each row; .npz and the zip: "
                "`settings` / settings.json).")
@@ -769,11 +769,11 @@ def main() -> None:
         st.warning(md(note))
 
     parsed = input_section()
-    lines, note = ex.fit_budget(parsed.lines, ex.tokens_in_budget(resources.session_budget_bytes(), num_layers,
+    lines, note = inputs.fit_budget(parsed.lines, inputs.tokens_in_budget(resources.session_budget_bytes(), num_layers,
                                                                   model.embedder.dim))
     if note:
         st.warning(note)
-    parsed = ex.ParsedInput(lines, parsed.notes)
+    parsed = inputs.ParsedInput(lines, parsed.notes)
     if not parsed.lines:
         st.info("Type or paste some sentences above (one per line), upload a .txt file, or load an example set.")
         sync_url(num_layers, model)
