@@ -9,7 +9,7 @@ import numpy as np
 
 from app.inputs import Line, Occurrence
 from app.mixing import scalar_mix, sentence_layer_norm
-from elmo_core.embedder import Progress, embed_in_chunks
+from elmo_core.model.embedder import Progress, embed_in_chunks
 
 
 # ---- activations --------------------------------------------------------------------------------------
@@ -42,7 +42,7 @@ class ActivationCache:
         """Activations (L + 1, n_i, D) for each sentence, and how many had to be computed.
 
         Args:
-            progress: ``elmo_core.embedder.Progress``, called after each computed chunk (its counts are of the
+            progress: ``elmo_core.model.embedder.Progress``, called after each computed chunk (its counts are of the
                 sentences that run the biLM), and only when at least ``progress_from`` sentences do.
         """
         keys = [(model_id, tuple(tokens)) for tokens in token_lists]

@@ -1,7 +1,7 @@
 """Published ELMo models downloaded from the model panel, in the background: one download per model per server
 process, whatever the number of sessions, readable by all of them.
 
-``Downloads.start(name)`` starts a thread that runs ``elmo_core.published.download`` (timeouts, retries,
+``Downloads.start(name)`` starts a thread that runs ``elmo_core.model.published.download`` (timeouts, retries,
 resume, every file checked before it is kept, and a file lock per model so that several server processes end
 with one copy), or joins the one that is running. ``Downloads.get(name)`` returns a snapshot of its progress
 (``DownloadState``) that any session may draw. When it ends the model is in the cache, so the model panel
@@ -71,7 +71,7 @@ class DownloadState:
         return f"{line} ({self.notice})" if self.notice else line
 
 
-# fetch(name, progress=..., on_wait=..., notice=...): elmo_core.published.download with its other arguments fixed
+# fetch(name, progress=..., on_wait=..., notice=...): elmo_core.model.published.download with its other arguments fixed
 Fetch = Callable[..., object]
 
 
@@ -142,6 +142,6 @@ def one_line(err: BaseException) -> str:
 
 
 def _library_fetch(name: str, **callbacks) -> object:
-    from elmo_core.published import download
+    from elmo_core.model.published import download
 
     return download(name, **callbacks)  # the cache and the base URL: $ELMO_CORE_CACHE, $ELMO_CORE_BASE_URL

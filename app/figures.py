@@ -29,7 +29,7 @@ def hover_sentence(tokens: Sequence[str], position: int, width: int = 70, window
     words = list(tokens[lo:hi])
     words[position - lo] = marker + words[position - lo] + marker
     text = ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(tokens) else "")
-    # tokens were cleaned at the input (elmo_core.text), so only the escaping of ``safe.plot`` is needed here
+    # tokens were cleaned at the input (elmo_core.data.text), so only the escaping of ``safe.plot`` is needed here
     wrapped = "<br>".join(html.escape(part, quote=False) for part in textwrap.wrap(text, width, break_long_words=True) or [""])
     bold = wrapped.split(marker)
     return "".join(f"<b>{part}</b>" if i % 2 else part for i, part in enumerate(bold))

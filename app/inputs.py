@@ -12,7 +12,7 @@ import re
 
 
 from app.safe import visible
-from elmo_core.wordforms import is_form, same_case, word_forms
+from elmo_core.data.wordforms import is_form, same_case, word_forms
 
 
 # ---- caps ------------------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ def decode_upload(data: bytes, name: str = "file") -> str:
 
 def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
     """An uploaded text cut to what the explorer uses: the first ``MAX_LINES`` non-empty lines (as
-    ``elmo_core.text`` defines lines), each at most ``MAX_RAW_LINE_CHARS`` characters.
+    ``elmo_core.data.text`` defines lines), each at most ``MAX_RAW_LINE_CHARS`` characters.
 
     Returns:
         (text for the text box, a note for the user or ""). A long line whose sentence is still longer than
@@ -81,7 +81,7 @@ def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
         ValueError: the file holds no text (empty, or blank lines only), with a message for the user: replacing
             the sentences with nothing would only lose them.
     """
-    from elmo_core.text import clean_line, split_lines
+    from elmo_core.data.text import clean_line, split_lines
     lines = [ln for ln in split_lines(text) if ln.strip()]
     if not any(clean_line(ln).strip() for ln in lines):  # invisible characters only count as nothing too
         raise ValueError(f"{name} holds no text (it is empty or has only blank lines); your sentences are unchanged")
@@ -140,12 +140,12 @@ def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
 
     Args:
         text: raw text, one sentence per line, each optionally starting with ``[label]``.
-        tokenizer: str -> tokens; default ``elmo_core.tokenize`` (Moses, as in ELMo's training data).
+        tokenizer: str -> tokens; default ``elmo_core.data.tokenize`` (Moses, as in ELMo's training data).
         max_lines: keep at most this many sentences.
     """
     if tokenizer is None:
-        from elmo_core.tokenize import tokenize as tokenizer
-    from elmo_core.text import clean_line, split_lines
+        from elmo_core.data.tokenize import tokenize as tokenizer
+    from elmo_core.data.text import clean_line, split_lines
     numbered = [(i, ln) for i, ln in enumerate((clean_line(raw) for raw in split_lines(text)), 1) if ln.strip()]
     notes: list[str] = []
     if len(numbered) > max_lines:
@@ -268,7 +268,7 @@ class Occurrence:
 
 def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False,
                      fold_case: bool = True) -> list[Occurrence]:
-    """Every token that counts as ``word`` (``elmo_core.wordforms``: ignoring case and a possessive ending,
+    """Every token that counts as ``word`` (``elmo_core.data.wordforms``: ignoring case and a possessive ending,
     whole tokens; with ``inflections`` also its regular noun and verb forms), in reading order. Without
     ``fold_case`` a token must also have the word's capitals as typed (``wordforms.same_case``: "Spring"
     finds "Spring" and "Springs", not "spring" or "SPRING"). This only groups tokens: the biLM always reads

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.inputs import MAX_TOKENS_PER_LINE
-from elmo_core.embedder import TYPE_VECTOR_MEMORY
+from elmo_core.model.embedder import TYPE_VECTOR_MEMORY
 
 MB = 2**20
 # Sentences in one biLM call of the page: the activation cache embeds a chunk of this many at a time.
@@ -54,11 +54,11 @@ def model_bytes(module) -> int:
 
 
 def config_model_bytes(config) -> int:
-    """``model_bytes`` of the float32 BiLM that ``config`` (``elmo_core.config.BiLMConfig``) describes, computed
+    """``model_bytes`` of the float32 BiLM that ``config`` (``elmo_core.model.config.BiLMConfig``) describes, computed
     before it exists: the model is built on PyTorch's meta device, which allocates nothing."""
     import torch
 
-    from elmo_core.bilm import BiLM
+    from elmo_core.model.bilm import BiLM
     with torch.device("meta"):
         return model_bytes(BiLM(config))
 

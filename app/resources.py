@@ -23,7 +23,7 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
                                                     cached (off by default: a class server should not fetch
                                                     374 MB because a student clicked)
     ELMO_CORE_CACHE, ELMO_CORE_BASE_URL             the published models' cache folder and mirror
-                                                    (``elmo_core.published``)
+                                                    (``elmo_core.model.published``)
     ELMO_EXPLORER_UMAP_WARMUP=0                     do not load UMAP in the background (tests; the first UMAP map
                                                     loads it)
     NUMBA_CACHE_DIR                                 numba's cache of UMAP's compiled code (default: <venv>/
@@ -58,9 +58,9 @@ from app.memory import (MB, BoundedEmbedder, ModelBudgetError, ModelRegistry, Wo
                         config_model_bytes, model_bytes)
 from app.safe import hide_paths, md
 from app.type_vectors import TypeVectors, TypeVectorStore
-from elmo_core.embedder import Progress
-from elmo_core.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
-from elmo_core.wordforms import word_forms
+from elmo_core.model.embedder import Progress
+from elmo_core.data.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
+from elmo_core.data.wordforms import word_forms
 
 DEFAULT_REFERENCE = REFERENCE_DIR
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ def startup_model() -> LoadedModel:
 
     Raises: FileNotFoundError or ValueError when that model cannot be loaded (the page says so).
     """
-    from elmo_core.loading import load_embedder
+    from elmo_core.model.loading import load_embedder
     opts, weights = os.environ.get("ELMO_EXPLORER_OPTIONS"), os.environ.get("ELMO_EXPLORER_WEIGHTS")
     ckpt = os.environ.get("ELMO_EXPLORER_CHECKPOINT")
     named = (os.environ.get("ELMO_EXPLORER_MODEL") or "").strip()
@@ -147,7 +147,7 @@ def named_startup(name: str) -> tuple[LoadedModel | None, str]:
     here). Returns (the model, "") or (None, why not: one line for the log and the page, naming the command
     that fixes it)."""
     from elmo_core.paths import BUNDLED_MODELS
-    from elmo_core.published import PUBLISHED, cache_entry, download_command
+    from elmo_core.model.published import PUBLISHED, cache_entry, download_command
     said, fallback = f"ELMO_EXPLORER_MODEL={name}", "the server started on the default model"
     if name in BUNDLED_MODELS:
         try:
@@ -239,7 +239,7 @@ def check_upload_size(kind: str, size: int, name: str) -> None:
 
 
 def max_parameters() -> int:
-    from elmo_core.config import DEFAULT_MAX_PARAMETERS
+    from elmo_core.model.config import DEFAULT_MAX_PARAMETERS
     return env_int("ELMO_EXPLORER_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS)
 
 
@@ -254,8 +254,8 @@ def load_uploaded_model(options_bytes: bytes, weights_bytes: bytes, weights_name
     ``options_name`` or ``weights_name``), a model over a limit, no room right now (``ModelBudgetError``); the caller
     keeps the previous model."""
     from elmo_core import Embedder
-    from elmo_core.config import BiLMConfig
-    from elmo_core.weights import load_bilm_from_bytes
+    from elmo_core.model.config import BiLMConfig
+    from elmo_core.model.weights import load_bilm_from_bytes
     session = session or _session_id()
     check_upload_size("options", len(options_bytes), options_name)
     check_upload_size("weights", len(weights_bytes), weights_name)
@@ -284,8 +284,8 @@ def load_server_model(options_path: str, weights_path: str, session: str | None 
     """Load from paths on the server; only call when ``allow_server_paths()``. Checked and reserved as an upload
     (``check_model_limits``, ``ModelRegistry.load``) before the weights are read."""
     from elmo_core import Embedder
-    from elmo_core.config import BiLMConfig
-    from elmo_core.weights import CHECKPOINT_OPTIONS, load_bilm_from_elmo_files, load_checkpoint
+    from elmo_core.model.config import BiLMConfig
+    from elmo_core.model.weights import CHECKPOINT_OPTIONS, load_bilm_from_elmo_files, load_checkpoint
     if not allow_server_paths():
         raise PermissionError("reading weights from server paths is disabled")
     session = session or _session_id()
@@ -332,9 +332,9 @@ def bundled_choices() -> list[str]:
 
 
 def published_entries() -> dict:
-    """{name: ``elmo_core.published.CacheEntry``} of every published model, as this server's cache holds it
+    """{name: ``elmo_core.model.published.CacheEntry``} of every published model, as this server's cache holds it
     (read from the cache folder on every call: a few small files; a download in another process shows)."""
-    from elmo_core.published import PUBLISHED, cache_entry
+    from elmo_core.model.published import PUBLISHED, cache_entry
     return {name: cache_entry(name) for name in PUBLISHED}
 
 
@@ -357,7 +357,7 @@ def model_choices() -> list[str]:
 def unavailable_models() -> dict[str, str]:
     """{name: why a link cannot open it here}, for the published models that are not cached (the reason
     completes "The link asks for the model 'small', which ...")."""
-    from elmo_core.published import download_command
+    from elmo_core.model.published import download_command
     try:
         entries = published_entries()
     except OSError:
@@ -375,14 +375,14 @@ def unavailable_models() -> dict[str, str]:
 
 def published_source(name: str) -> str:
     """The model panel's line under a published model's name."""
-    from elmo_core.published import published_model
+    from elmo_core.model.published import published_model
     model = published_model(name)
     return f"published ELMo {model.title} (AllenNLP), from this server's cache"
 
 
 def published_caption(name: str) -> str:
     """What a published model is, in one line for the model panel (plain text)."""
-    from elmo_core.published import published_model
+    from elmo_core.model.published import published_model
     m = published_model(name)
     return f"AllenNLP's ELMo {m.title}: {m.architecture}; training data: {m.trained_on}."
 
@@ -391,7 +391,7 @@ def published_over_limits(name: str) -> str:
     """Why this server cannot load the published model ``name`` for a session (its parameters over
     ``ELMO_EXPLORER_MAX_PARAMETERS``, its float32 weights over ``ELMO_EXPLORER_MODEL_MB``), or "" when it fits
     (other sessions' models may still leave no room at load time: ``ModelRegistry.reserve`` says so then)."""
-    from elmo_core.published import published_model
+    from elmo_core.model.published import published_model
     m = published_model(name)
     if m.parameters > max_parameters():
         return (f"Larger than this server allows for a loaded model ({m.parameters:,} parameters; the limit is "
@@ -407,8 +407,8 @@ def _load_published(name: str, max_params: int | None) -> LoadedModel:
     """A cached published model, loaded (``max_params``: refuse larger ones; None: the library's default).
     Raises: FileNotFoundError (not cached), ValueError (damaged, over the budget, bad files)."""
     from elmo_core import Embedder
-    from elmo_core.published import cache_entry, cached_files, mismatch_note, published_model
-    from elmo_core.weights import load_bilm_from_elmo_files
+    from elmo_core.model.published import cache_entry, cached_files, mismatch_note, published_model
+    from elmo_core.model.weights import load_bilm_from_elmo_files
     model = published_model(name)
     options, weights = cached_files(model.name)
     bilm = load_bilm_from_elmo_files(options, weights, max_params)
@@ -425,8 +425,8 @@ def load_published_model(name: str, session: str | None = None) -> LoadedModel:
 
     Raises: KeyError (unknown name), FileNotFoundError (not cached), ValueError (damaged, over a limit:
     ``ModelBudgetError`` is one; the message says which and what to do)."""
-    from elmo_core.config import BiLMConfig
-    from elmo_core.published import cached_files, published_model
+    from elmo_core.model.config import BiLMConfig
+    from elmo_core.model.published import cached_files, published_model
     model = published_model(name)
     key = f"published:{model.name}"
     start = startup_model()
@@ -497,7 +497,7 @@ def _downloads() -> Downloads:
 def start_download(name: str) -> DownloadState:
     """Download a published model in the background, or join the download of it that is running.
     Raises: PermissionError when the operator has not allowed downloads; KeyError for an unknown name."""
-    from elmo_core.published import published_model
+    from elmo_core.model.published import published_model
     if not allow_downloads():
         raise PermissionError("downloading models from the page is off on this server "
                               "(ELMO_EXPLORER_ALLOW_DOWNLOADS=1 turns it on)")
@@ -662,7 +662,7 @@ def reference_size() -> int:
 def reference_for_word(word: str, inflections: bool,
                        limit: int = MAX_REFERENCE_SENTENCES) -> tuple[list[tuple[str, ...]], int]:
     """Up to ``limit`` reference sentences (tokens) that hold the word or, with ``inflections``, its regular
-    forms (``elmo_core.wordforms``: whole tokens, case and a possessive ending ignored), evenly spread over
+    forms (``elmo_core.data.wordforms``: whole tokens, case and a possessive ending ignored), evenly spread over
     all that do; and how many do. ([], 0): none, or no corpus."""
     corpus = reference_corpus()[0]
     if corpus is None or not word.strip():

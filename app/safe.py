@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import re
 
-from elmo_core.text import clean_line
+from elmo_core.data.text import clean_line
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark, and each of these starts some
 # markdown construct in Streamlit: emphasis, links and images, code, headings, lists, tables, HTML,
@@ -36,7 +36,7 @@ def md(text: object) -> str:
     Args:
         text: any object (``str()`` of it is used).
     Returns:
-        str: control and format characters replaced as ``elmo_core.text.clean_line`` does (so a newline
+        str: control and format characters replaced as ``elmo_core.data.text.clean_line`` does (so a newline
         cannot start a heading or a list), a word joiner where a URL or e-mail address would be autolinked,
         every markdown-significant ASCII character backslash-escaped.
     """
@@ -45,7 +45,7 @@ def md(text: object) -> str:
 
 def md_with_code(text: object) -> str:
     """One of this project's own messages as markdown: the spans it puts between backticks (commands, such as
-    ``elmo_core.wordnet.PREPARE_HINT``'s) show as code, the rest as ``md`` shows it. Never for user text: a
+    ``elmo_core.data.wordnet.PREPARE_HINT``'s) show as code, the rest as ``md`` shows it. Never for user text: a
     message with unpaired backticks is shown literally by ``md``."""
     parts = clean_line(str(text)).split("`")
     if len(parts) % 2 == 0:

@@ -27,7 +27,7 @@ from app.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
 from app.frame import Controls
 from app.safe import md, visible
 from elmo_core.paths import BUNDLED_MODELS
-from elmo_core.text import clean_line, split_lines
+from elmo_core.data.text import clean_line, split_lines
 
 PREFIX = "explorer_"
 
@@ -259,7 +259,7 @@ def view_from_query(params: Mapping[str, str], examples: Mapping[str, str] | Non
                          f"{', '.join(examples)}. Load one with the buttons below.")
         example = None
         text = get.get("s", "")
-        if "\r" in text:  # \r\n and \r are line breaks too (elmo_core.text): the box shows the lines the page reads
+        if "\r" in text:  # \r\n and \r are line breaks too (elmo_core.data.text): the box shows the lines the page reads
             text = "\n".join(split_lines(text))
         if len(text) > inputs.MAX_TEXT_CHARS:
             notes.append(f"The link's sentences are longer than {inputs.MAX_TEXT_CHARS:,} characters; the rest is cut.")

@@ -320,7 +320,7 @@ def published_models(current_key: str) -> None:
 def published_row(entry, download, allowed: bool, current_key: str) -> None:
     """One published model in the panel's list: its size, and whether it is here, how to get it, or how far its
     download is."""
-    from elmo_core.published import download_command, mismatch_note
+    from elmo_core.model.published import download_command, mismatch_note
     m = entry.model
     size = ("" if m.weights_bytes else "about ") + size_text(m.approx_bytes)
     st.markdown(f"**{md(m.title)}** · {m.parameters / 1e6:.1f}M parameters · {md(size)}")
@@ -377,7 +377,7 @@ def rerun_after_reconnect() -> None:
     after a reconnect only when the page has an auto-rerunning fragment (or its last run was a fragment run);
     without one the new session never runs the page and drops every slider move (a rerun of a fragment it does
     not know) until another widget reruns the whole page. With it, every reconnect reruns the page, which
-    rebuilds the view from the URL (tests/test_replicas.py). Once an hour it reruns this empty body."""
+    rebuilds the view from the URL (tests/app/test_replicas.py). Once an hour it reruns this empty body."""
 
 
 def close_sidebar_for_presentation() -> None:

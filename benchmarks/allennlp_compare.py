@@ -75,7 +75,7 @@ def _load_harness():
 
 def real_text_windows(count: int, seed: int) -> list[list[str]]:
     """``count`` 20-token windows of real English (the harness's sentence length), in file order."""
-    from elmo_core.reference import ReferenceCorpus
+    from elmo_core.data.reference import ReferenceCorpus
     tokens = " ".join(ReferenceCorpus.load().sentences[:3000]).split()
     n = len(tokens) // 20
     return [tokens[(i % n) * 20 : (i % n + 1) * 20] for i in range(count)]
@@ -86,8 +86,6 @@ def run_case(config: str, workload: str, threads: int, repeats: int, batches64: 
     harness = _load_harness()
     if workload == "real":
         harness.random_sentences = real_text_windows
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)  # the harness imports the --compare module relative to the working directory
     result = harness.bench_config(config, threads, repeats, batches64, harness.SRC_DEFAULT,
                                   harness.WEIGHTS_DIR_DEFAULT, compare, batch_sizes=tuple(batch_sizes))
@@ -151,8 +149,7 @@ def main() -> None:
     if args.case:
         print("RESULT " + json.dumps(run_case(*json.loads(args.case))), flush=True)
         return
-    sys.path.insert(0, str(ROOT))
-    from elmo_core.embedder import fast_dtypes
+    from elmo_core.model.embedder import fast_dtypes
 
     compare = [FLOAT32] + ([BFLOAT16] if "bfloat16" in fast_dtypes("cpu") else [])
     results = []

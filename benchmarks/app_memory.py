@@ -39,9 +39,9 @@ streamlit.logger.set_log_level("error")
 logging.disable(logging.WARNING)
 from app import memory, resources
 from elmo_core import Embedder
-from elmo_core.bilm import BiLM
-from elmo_core.config import BiLMConfig
-from elmo_core.weights import export_elmo_hdf5
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
+from elmo_core.model.weights import export_elmo_hdf5
 
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096

@@ -6,7 +6,7 @@ Usage:
                                    [--threads N] [--parts abcd] [--phases] [--profile]
 
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
-(``elmo_core.loading.load_embedder``: the same rule as the command line and the app).
+(``elmo_core.model.loading.load_embedder``: the same rule as the command line and the app).
 
 (a) slider path: what the explorer page runs when a weight slider moves: ``app.frame.compute_frame`` (scalar
     mix, warm-started projection + Procrustes, layer-0 / mix / reference neighbours, the four similarity
@@ -45,7 +45,6 @@ import numpy as np
 import plotly.io as pio
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from app import activations, inputs, mixing, projections
 from app import figures, map_chart  # noqa: E402
@@ -53,7 +52,7 @@ from app.examples import EXAMPLE_SETS  # noqa: E402
 from app import compare  # noqa: E402
 from app import state as state_  # noqa: E402
 from app.frame import Controls, Reference, compute_frame, layer_maps, occurrence_layers  # noqa: E402
-from elmo_core.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
+from elmo_core.data.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
 
 K = 10  # neighbours shown (the page's default)
 
@@ -71,7 +70,7 @@ EXTRA_BANK = """\
 
 # ---- model ------------------------------------------------------------------------------------------------
 def load_model(args):
-    from elmo_core.loading import load_embedder
+    from elmo_core.model.loading import load_embedder
     embedder = load_embedder(args.options, args.weights, args.checkpoint, device=args.device)
     source = (f"ELMo files {args.weights}" if args.options else f"checkpoint {args.checkpoint}" if args.checkpoint
               else "default model (assets/default)")
@@ -292,7 +291,6 @@ def views_rows(embedder, model_key, n_occ, trials) -> list:
 UMAP_CHILD = r"""
 import json, sys, time
 import numpy as np
-sys.path.insert(0, sys.argv[1])
 from app.projections import _umap_fit, import_umap, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
 t0 = time.perf_counter()
 import_umap()  # as the app imports it: numba's on-disk cache on for every UMAP function (`make app` fills it)

@@ -10,7 +10,7 @@ token it takes the cosine similarity of the two vectors and reports 1 - cos (max
 max absolute difference, and for layers 1+ the share of tokens whose nearest neighbour among all tokens of
 the sample (by cosine, the app's explorer metric) is the same in both precisions.
 
-On a CPU without native bfloat16 (``elmo_core.embedder.cpu_has_fast_bfloat16()`` False) the Embedder does
+On a CPU without native bfloat16 (``elmo_core.model.embedder.cpu_has_fast_bfloat16()`` False) the Embedder does
 not offer bfloat16, so this script casts the biLM itself; that fallback is very slow (the timings it prints
 show how slow), hence the smaller default sample there.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -26,7 +25,6 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # this checkout's elmo_core, not whichever one is installed
 
 
 def embed_all(bilm, sentences, device, batch_size=64) -> tuple[list[np.ndarray], float]:
@@ -73,8 +71,8 @@ def deviation(a: list[np.ndarray], b: list[np.ndarray]) -> list[dict]:
 def main() -> None:
     import copy
 
-    from elmo_core.embedder import DEFAULT_MODEL_DIR, cpu_has_fast_bfloat16
-    from elmo_core.weights import load_checkpoint
+    from elmo_core.model.embedder import DEFAULT_MODEL_DIR, cpu_has_fast_bfloat16
+    from elmo_core.model.weights import load_checkpoint
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu")
@@ -87,7 +85,7 @@ def main() -> None:
     device = torch.device(args.device)
     native = device.type == "cuda" or cpu_has_fast_bfloat16()
     count = args.sentences or (3000 if native else 60)
-    from elmo_core.reference import ReferenceCorpus
+    from elmo_core.data.reference import ReferenceCorpus
     lines = ReferenceCorpus.load().sentences
     sentences = [line.split() for line in lines[:count] if line.strip()]
     if device.type == "cuda":

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import torch
 
-from elmo_core import published as store
-from elmo_core.bilm import BiLM
-from elmo_core.config import BiLMConfig
-from elmo_core.download import Policy, fetch
-from elmo_core.weights import export_elmo_hdf5
+from elmo_core.model import published as store
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
+from elmo_core.model.download import Policy, fetch
+from elmo_core.model.weights import export_elmo_hdf5
 from tests.mirror import Mirror
 
 

@@ -6,7 +6,7 @@ The first N sentences of the reference corpus (Moses-tokenized, one per line) ar
 a plain process (``OMP_NUM_THREADS=1``) and by ``torchrun --standalone --nproc_per_node P`` (torchrun sets one
 thread per rank). Wall time covers the whole command: start-up, model load, the biLM, writing, and for P > 1
 the merge. The outputs are checked to hold the same keys and vectors (bitwise when the batches are the same,
-which they are: see elmo_core.embed_file). On N GPUs: ``torchrun --nproc_per_node N -m elmo_core embed ...``
+which they are: see elmo_core.model.embed_file). On N GPUs: ``torchrun --nproc_per_node N -m elmo_core embed ...``
 (each rank takes ``cuda:LOCAL_RANK``).
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ and prints tokens/s, FLOPs per token (multiply-add = 2 FLOPs, counted from the a
 GFLOP/s and peak memory. It also times a reference-style LSTM (one direction and one layer at a time,
 input projection inside the Python time loop, as AllenNLP's LstmCellWithProjection does) on the same
 weights, after checking that it gives the same vectors. ``--dtypes`` adds rows for reduced precisions (only
-those ``elmo_core.embedder.fast_dtypes`` offers on the device). For elmo_core against the real AllenNLP
+those ``elmo_core.model.embedder.fast_dtypes`` offers on the device). For elmo_core against the real AllenNLP
 implementation see benchmarks/allennlp_compare.py.
 """
 from __future__ import annotations
@@ -19,13 +19,11 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's elmo_core, not an installed one
 
-from elmo_core.reference import ReferenceCorpus  # noqa: E402
+from elmo_core.data.reference import ReferenceCorpus  # noqa: E402
 
 FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 SIZES = {"small": (1024, 128, 1), "original": (4096, 512, 2)}  # (cell dim C, projection P, highway)
@@ -58,7 +56,7 @@ def flops_per_token(cfg) -> float:
 
 def reference_style_top_layer(bilm, ids):
     """The biLSTM run the way the reference does: per direction, per layer, input projection in the loop."""
-    from elmo_core.bilm import add_sentence_boundaries
+    from elmo_core.model.bilm import add_sentence_boundaries
 
     ids, mask = add_sentence_boundaries(ids)
     x = bilm.char_cnn(ids)
@@ -86,8 +84,8 @@ def reference_style_top_layer(bilm, ids):
 
 def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeats: int, dtype: str = "float32") -> dict:
     from elmo_core import Embedder, batch_to_ids
-    from elmo_core.bilm import BiLM
-    from elmo_core.config import BiLMConfig
+    from elmo_core.model.bilm import BiLM
+    from elmo_core.model.config import BiLMConfig
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -147,7 +145,7 @@ def main() -> None:
     if args.case:
         print(json.dumps(run_case(*json.loads(args.case))))
         return
-    from elmo_core.embedder import fast_dtypes
+    from elmo_core.model.embedder import fast_dtypes
 
     dtypes = [d for d in args.dtypes if d in fast_dtypes(args.device)]
     skipped = sorted(set(args.dtypes) - set(dtypes))

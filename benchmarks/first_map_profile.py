@@ -1,7 +1,7 @@
 """Where the browser's main thread spends a fresh session's first map: a JavaScript CPU profile.
 
 Usage (the explorer already running, e.g. `make app`):
-    python benchmarks/first_map_profile.py [URL] [--top 15]
+    python -m benchmarks.first_map_profile [URL] [--top 15]
 
 Loads the explorer once to fill the browser cache (as `first_map.py`'s trials after the first), then records a
 sampling CPU profile of the page (Chrome DevTools `Profiler` domain through Selenium, 200 us interval) from
@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import argparse
 import collections
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's benchmarks package
-from benchmarks.first_map import FLAGS, POINTS_JS  # noqa: E402
+from benchmarks.first_map import FLAGS, POINTS_JS
 
 
 def main() -> None:

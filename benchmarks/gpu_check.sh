@@ -4,7 +4,7 @@
 #   benchmarks/gpu_check.sh [OUT_DIR]      (default: $OUT if set, else ./gpu_check)
 #
 #   env.txt              nvidia-smi, torch and CUDA versions
-#   tests.txt            pytest with ELMO_TEST_DEVICE=cuda: tests/test_device.py (fixtures at 1e-6 on the GPU,
+#   tests.txt            pytest with ELMO_TEST_DEVICE=cuda: tests/model/test_device.py (fixtures at 1e-6 on the GPU,
 #                        stateless invariance, bf16/fp16 closeness, an autocast training step) and the embedder,
 #                        biLM and training tests (train() picks CUDA by itself when it is there)
 #   throughput.md        benchmarks/embed_throughput.py on cuda, float32 and bfloat16, Small and Original, batch 1/64
@@ -55,7 +55,7 @@ part() {  # part NAME TIMEOUT_S COMMAND... ; stdout+stderr -> $OUT_DIR/NAME
 
 part env.txt "$(lim 60 30)" bash -c "nvidia-smi; $PY -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'"
 part tests.txt "$(lim 240 100)" env ELMO_TEST_DEVICE=cuda "$PY" -m pytest -q -p no:cacheprovider \
-  tests/test_device.py tests/test_embedder.py tests/test_bilm.py tests/test_char_cnn.py tests/test_train.py
+  tests/model/test_device.py tests/model/test_embedder.py tests/model/test_bilm.py tests/model/test_char_cnn.py tests/training/test_train.py
 part throughput.md "$(lim 150 60)" "$PY" benchmarks/embed_throughput.py --device cuda --dtypes float32 bfloat16 \
   --no-reference --repeats "$REPEATS" --threads 4
 part bf16_deviation.md "$(lim 90 45)" "$PY" benchmarks/bf16_deviation.py --device cuda --json "$OUT_DIR/bf16_deviation.json"
@@ -67,11 +67,11 @@ from pathlib import Path
 
 import torch
 
-from elmo_core.bilm import BiLM
-from elmo_core.config import BiLMConfig
-from elmo_core.lm import BiLanguageModel
-from elmo_core.train import make_batch
-from elmo_core.vocab import Vocabulary
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
+from elmo_core.training.lm import BiLanguageModel
+from elmo_core.training.train import make_batch
+from elmo_core.data.vocab import Vocabulary
 
 options = json.loads(Path("assets/default/options.json").read_text())
 rng = random.Random(0)

@@ -40,7 +40,6 @@ import random
 import re
 import shutil
 import statistics
-import sys
 import threading
 import time
 import urllib.parse
@@ -49,7 +48,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 MAP_KEY = "explorer_map_chart"  # app.state.MAP_CHART (not imported: the benchmark reads the page, not the app)
 TEXT_KEY = "explorer_sentences"  # app.state.SENTENCES
@@ -120,7 +118,7 @@ class MemoryWatch:
 def sentence_sets(count: int, size: int, seed: int = 0) -> list[str]:
     """``count`` texts of ``size`` reference sentences, each set around one frequent word (the 100 most frequent
     words, mostly function words, are skipped)."""
-    from elmo_core.reference import ReferenceCorpus
+    from elmo_core.data.reference import ReferenceCorpus
     lines = [ln.strip() for ln in ReferenceCorpus.load().sentences[:3000] if 5 <= len(ln.split()) <= 40]
     counts = collections.Counter(w.lower() for ln in lines for w in set(ln.split()) if w.isalpha() and len(w) > 3)
     words = [w for w, n in counts.most_common(700)[100:] if n >= size][:150]
@@ -136,9 +134,9 @@ def sentence_sets(count: int, size: int, seed: int = 0) -> list[str]:
 def occurrences_in(text: str, word: str, inflections: bool, fold_case: bool) -> int:
     """How many tokens of ``text`` count as ``word``, by elmo_core's tokenizer and word forms (a leading
     ``[label]`` on a line is not part of the sentence)."""
-    from elmo_core.text import clean_line, split_lines
-    from elmo_core.tokenize import tokenize
-    from elmo_core.wordforms import is_form, same_case, word_forms
+    from elmo_core.data.text import clean_line, split_lines
+    from elmo_core.data.tokenize import tokenize
+    from elmo_core.data.wordforms import is_form, same_case, word_forms
     forms = word_forms(word, inflections=inflections)
     n = 0
     for raw in split_lines(text):

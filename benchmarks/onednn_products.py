@@ -3,7 +3,7 @@
 Usage: python benchmarks/onednn_products.py [--threads 2]
 
 Each row is one product of the biLM at inference, (M x K) x (K x N) float32, wall time per call (best of
-3 runs of many calls), and the largest difference between the two results. ``elmo_core.onednn`` sends a
+3 runs of many calls), and the largest difference between the two results. ``elmo_core.model.onednn`` sends a
 product through oneDNN when its weight has at least ``MIN_WEIGHT_ELEMENTS`` elements; the last column says
 whether it does for that shape. The threshold was chosen from this table. "oneDNN blocked" is the same product with the
 weight in oneDNN's blocked layout for ``REORDER_ROWS`` rows (``onednn.packed``/``linear``), the path the embedder takes;
@@ -12,14 +12,11 @@ weight in oneDNN's blocked layout for ``REORDER_ROWS`` rows (``onednn.packed``/`
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from elmo_core import onednn  # noqa: E402
+from elmo_core.model import onednn  # noqa: E402
 
 # (what, M, K, N): rows = tokens (22 per 20-token sentence with boundaries), or batch rows per time step.
 SHAPES = [

@@ -1,6 +1,6 @@
 """Where the time goes: elmo_core's embedding split into stages, for random-weight biLMs of the published sizes.
 
-Usage: python benchmarks/profile_stages.py [--models small original] [--batches 1 64] [--threads 1] [--repeats 3]
+Usage: python -m benchmarks.profile_stages [--models small original] [--batches 1 64] [--threads 1] [--repeats 3]
                                           [--no-onednn]
 
 For each (model, batch) it embeds 20-token sentences of random lowercase words (the harness's workload:
@@ -9,24 +9,22 @@ wall time on a shared machine; with one thread it is the work done), best of ``-
 GFLOP/s counts the multiply-adds that stage really does (for the char CNN: only the window starts computed,
 with the filters zero-padded to width 7), and "% peak" divides it by a 2048^3 float32 matmul timed the same
 way in the same process. A batch-1 row is one sentence. Every stage runs as the embedder runs it, large
-weights through oneDNN (``elmo_core.onednn``); ``--no-onednn`` times the plain MKL products instead.
+weights through oneDNN (``elmo_core.model.onednn``); ``--no-onednn`` times the plain MKL products instead.
 """
 from __future__ import annotations
 
 import argparse
 import random
 import string
-import sys
 import time
 from pathlib import Path
 
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # this checkout's elmo_core, not an installed one
 
-from benchmarks.embed_throughput import options  # noqa: E402
-from elmo_core import onednn  # noqa: E402
+from benchmarks.embed_throughput import options
+from elmo_core.model import onednn  # noqa: E402
 
 
 def best(fn, repeats: int) -> float:
@@ -46,9 +44,9 @@ def peak(repeats: int) -> float:
 
 def profile(name: str, batch: int, repeats: int) -> list[tuple[str, float, float]]:
     """[(stage, seconds, GFLOP actually computed)] for one batch."""
-    from elmo_core.bilm import BiLM, add_sentence_boundaries
-    from elmo_core.chars import batch_to_ids
-    from elmo_core.config import BiLMConfig
+    from elmo_core.model.bilm import BiLM, add_sentence_boundaries
+    from elmo_core.model.chars import batch_to_ids
+    from elmo_core.model.config import BiLMConfig
 
     torch.manual_seed(0)
     cfg = BiLMConfig.from_dict(options(name))
@@ -78,7 +76,7 @@ def profile(name: str, batch: int, repeats: int) -> list[tuple[str, float, float
                 h = hw(h)
 
         # window starts computed by the conv: per length-sorted chunk, its longest content
-        from elmo_core import char_cnn as cc
+        from elmo_core.model import char_cnn as cc
 
         length = torch.where(unique == cc.PAD_ID, 0, torch.arange(1, 51)).amax(1).clamp(min=1).sort().values
         starts = sum(int(length[min(i + cc.CHUNK, n) - 1]) * min(cc.CHUNK, n - i) for i in range(0, n, cc.CHUNK))

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import torch
 
-from elmo_core.bilm import BiLM, add_sentence_boundaries
-from elmo_core.config import BiLMConfig
-from elmo_core.lm import BiLanguageModel
-from elmo_core.train import make_batch, read_sentences
+from elmo_core.model.bilm import BiLM, add_sentence_boundaries
+from elmo_core.model.config import BiLMConfig
+from elmo_core.training.lm import BiLanguageModel
+from elmo_core.training.train import make_batch, read_sentences
 from elmo_core.paths import DEFAULT_MODEL_DIR, corpus_dir
-from elmo_core.vocab import Vocabulary
+from elmo_core.data.vocab import Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,7 +80,7 @@ def main() -> None:
     lexical = (torch.randn(len(vocab), 50), torch.ones(len(vocab), dtype=torch.bool))
     contextual = (torch.randn(len(batch), char_ids.shape[1], 128), char_ids[..., 0] > 0)
 
-    from elmo_core.embedder import cpu_has_fast_bfloat16
+    from elmo_core.model.embedder import cpu_has_fast_bfloat16
 
     dtypes = ["float32", "bfloat16"] if (cpu_has_fast_bfloat16() or args.force_bf16) else ["float32"]
     if len(dtypes) == 1:

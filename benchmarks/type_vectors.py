@@ -7,7 +7,7 @@ Usage (from the repository root; --vocab 50000 is the app's vocabulary)::
     nice .venv/bin/python benchmarks/type_vectors.py [--vocab 50000] [--threads N] [--checkpoint DIR]
                                                      [--words bank spring the]
 
-Model: --checkpoint (our format), else the shipped default (``elmo_core.loading.load_embedder``). The figures
+Model: --checkpoint (our format), else the shipped default (``elmo_core.model.loading.load_embedder``). The figures
 are wall-clock seconds of the calls the app makes (``app.type_vectors.TypeVectors.run_now``,
 ``TypeVectors.neighbours``, ``ReferenceCorpus.load``, ``Embedder.embed_batch`` on
 ``ReferenceCorpus.contexts(..., resources.MAX_REFERENCE_SENTENCES)``).
@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def main(argv=None) -> int:
@@ -37,11 +36,11 @@ def main(argv=None) -> int:
 
     import streamlit.logger
     streamlit.logger.set_log_level("error")
-    from elmo_core.wordforms import word_forms
+    from elmo_core.data.wordforms import word_forms
     from app.resources import MAX_REFERENCE_SENTENCES
     from app.type_vectors import TypeVectors
-    from elmo_core.loading import load_embedder
-    from elmo_core.reference import ReferenceCorpus
+    from elmo_core.model.loading import load_embedder
+    from elmo_core.data.reference import ReferenceCorpus
 
     if args.threads:
         torch.set_num_threads(args.threads)

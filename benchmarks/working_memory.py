@@ -35,8 +35,8 @@ CHILD = r"""
 import json, resource, sys, torch
 torch.set_num_threads(1)
 from elmo_core import Embedder
-from elmo_core.bilm import BiLM
-from elmo_core.config import BiLMConfig
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
 config = BiLMConfig.from_dict(json.loads(sys.argv[1])); b, t = int(sys.argv[2]), int(sys.argv[3])
 embedder = Embedder(BiLM(config), device="cpu")
 embedder.embed_batch([["ab", "cd"]])

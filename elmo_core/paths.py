@@ -21,7 +21,7 @@ DEFAULT_MODEL_DIR = ASSETS / "default"
 # The biLMs shipped in assets/, by name: the default (LM objective + teachers) and one trained with the
 # paper's objective alone, for showing what the biLM objective learns from 8M tokens (MODEL_CARD.md of each).
 BUNDLED_MODELS = {"default": DEFAULT_MODEL_DIR, "lm-only": ASSETS / "lm-only"}
-REFERENCE_CORPUS = ASSETS / "reference"  # the explorer's reference corpus (elmo_core.reference reads it)
+REFERENCE_CORPUS = ASSETS / "reference"  # the explorer's reference corpus (elmo_core.data.reference reads it)
 PROBE_ASSETS = ASSETS / "probes"
 OWN_SENTENCES = PROBE_ASSETS / "sense_sentences.tsv"
 SENSE_PROBE = PROBE_ASSETS / "sense_probe.tsv"  # the fresh 34-word probe (SENSE_PROBE.md)

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import torch
 
-from elmo_core.embedder import Embedder
-from elmo_core.evaluate import heldout_perplexity
+from elmo_core.model.embedder import Embedder
+from elmo_core.training.evaluate import heldout_perplexity
 from elmo_core.paths import SENSE_PROBE
 from elmo_core.probes.loo_sense import loo_sense_probe
-from elmo_core.senses import read_sense_sentences, read_wordnet_examples, subsample_keys
-from elmo_core.train import read_sentences
+from elmo_core.data.senses import read_sense_sentences, read_wordnet_examples, subsample_keys
+from elmo_core.training.train import read_sentences
 
 
 def cpu_hours(run: Path) -> tuple[float, int, int]:

@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
@@ -36,7 +35,7 @@ def main() -> None:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from elmo_core.train import export_model, load_language_model
+    from elmo_core.training.train import export_model, load_language_model
 
     vocabs = {(run / "vocab.txt").read_text(encoding="utf-8") for run in args.runs}
     if len(vocabs) != 1:

@@ -12,14 +12,14 @@ training sentence came from (the same readers and the same first-source-wins ord
 What it does (data note with the measured counts: assets/reference/README.md):
 
 1. Pool: the training split's sentences of 6-40 tokens from the sources whose text may be shipped (not the
-   fortune files, whose quotations belong to their authors), minus every probe sentence (``elmo_core.corpus.build.probe_sentences``, compared
+   fortune files, whose quotations belong to their authors), minus every probe sentence (``elmo_core.data.corpus.build.probe_sentences``, compared
    lower-cased), minus the Brown documents the POS probe tests on (``elmo_core.probes.split_documents``),
    minus sentences with a term of assets/reference/offensive_terms.txt.
 2. Tiers: modern text first (Brown 1961, the Jargon File, the World English Bible, State of the Union
    addresses from 1900 on); older text (earlier addresses, Austen, Melville, Shakespeare) only where a word
    still needs contexts; last the WordNet glosses (definitions, not running text; a fifth of the corpus's
    tokens, so words such as "genus" or "shrub" are among its most frequent and rare elsewhere).
-3. Selection (``elmo_core.reference.select_sentences``, seeded): each of the corpus's most frequent words
+3. Selection (``elmo_core.data.reference.select_sentences``, seeded): each of the corpus's most frequent words
    (case-folded) gets ``--min-contexts`` sentences, the app's example words ``--example-contexts``, then the
    rest is filled to ``--size`` with modern sentences; the result is stored in a seeded random order.
 4. Vocabulary: the ``--vocab`` most frequent word types of the training split, case kept, for the layer-0
@@ -35,11 +35,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
-from elmo_core import reference as rf  # noqa: E402
-from elmo_core.corpus.build import DEFAULT_SRC_DIR, probe_sentences, source_sentences  # noqa: E402
-from elmo_core.corpus.sources import SOURCES, ensure_fetched  # noqa: E402
+from elmo_core.data import reference as rf  # noqa: E402
+from elmo_core.data.corpus.build import DEFAULT_SRC_DIR, probe_sentences, source_sentences  # noqa: E402
+from elmo_core.data.corpus.sources import SOURCES, ensure_fetched  # noqa: E402
 from elmo_core.paths import corpus_dir  # noqa: E402
 
 MODERN = {"brown", "jargon", "web"}

@@ -25,15 +25,15 @@ import numpy as np
 import torch
 from safetensors.torch import load_file
 
-from elmo_core.bilm import BiLM
-from elmo_core.chars import batch_to_ids
-from elmo_core.config import BiLMConfig
-from elmo_core.lm import BiLanguageModel
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.chars import batch_to_ids
+from elmo_core.model.config import BiLMConfig
+from elmo_core.training.lm import BiLanguageModel
 from elmo_core.metrics import loo_nn_scores, unit
 from elmo_core.paths import SENSE_PROBE
-from elmo_core.senses import group_by_key, read_sense_sentences
-from elmo_core.text import read_token_lines
-from elmo_core.vocab import Vocabulary
+from elmo_core.data.senses import group_by_key, read_sense_sentences
+from elmo_core.data.text import read_token_lines
+from elmo_core.data.vocab import Vocabulary
 
 
 def load(checkpoint: Path, config: Path, vocab: Vocabulary) -> BiLanguageModel:
@@ -86,7 +86,7 @@ def probe(model: BiLanguageModel) -> dict[str, float]:
 def agreement(model: BiLanguageModel, vocab: Vocabulary, sents: list, groups: list[list[tuple[int, int]]]) -> float:
     """% of occurrences whose nearest other occurrence in their group (top layer, cosine) is among the teacher
     geometry's 3 nearest. groups: lists of (sentence index, token position)."""
-    from elmo_core.teacher import MiniLMTeacher, load_glove
+    from elmo_core.training.teacher import MiniLMTeacher, load_glove
 
     teacher = MiniLMTeacher([6])
     mini = [m for b in range(0, len(sents), 64) for m in teacher.token_states([list(s) for s in sents[b : b + 64]])]
@@ -154,7 +154,7 @@ def main() -> None:
     for name, score in probe(model).items():
         print(f"| {name} | {score:.1f} |")
     if args.dev_perplexity:
-        from elmo_core.train import perplexity
+        from elmo_core.training.train import perplexity
         ppl = perplexity(model, read_token_lines(args.corpus / "dev.txt", args.dev_perplexity), vocab)
         print(f"\ndev perplexity ({ppl['tokens']} tokens): forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}")
     if args.skip_agreement:

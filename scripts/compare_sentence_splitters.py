@@ -18,10 +18,10 @@ from pathlib import Path
 
 from sacremoses import MosesDetokenizer
 
-from elmo_core import brown
-from elmo_core.corpus.pipeline import normalize_text
-from elmo_core.corpus.sources import SOURCES
-from elmo_core.tokenize import tokenize
+from elmo_core.data import brown
+from elmo_core.data.corpus.pipeline import normalize_text
+from elmo_core.data.corpus.sources import SOURCES
+from elmo_core.data.tokenize import tokenize
 
 
 def _old_regex():

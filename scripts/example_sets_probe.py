@@ -3,7 +3,7 @@
 Usage: python scripts/example_sets_probe.py [--model default | --checkpoint DIR]
 
 Each example set (``app/examples.py``) is read as sense items (its bracketed labels are the senses, its word the
-target: the first token of a sentence that counts as the word, as in ``elmo_core.senses``) and scored with
+target: the first token of a sentence that counts as the word, as in ``elmo_core.data.senses``) and scored with
 ``elmo_core.probes.loo_sense``: % of occurrences whose nearest other occurrence (cosine) has the same sense, in
 layer 2 and in the equal mix (the explorer's default weights). Sets of 12-16 sentences: one sentence is 6-8 points.
 """
@@ -12,12 +12,10 @@ from __future__ import annotations
 import argparse
 import csv
 import re
-import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 LABELLED = re.compile(r"^\[([^\]]+)\]\s*(.+)$")
 
@@ -30,7 +28,7 @@ def main() -> None:
     from app.examples import EXAMPLE_SETS
     from elmo_core import Embedder
     from elmo_core.probes.loo_sense import loo_sense_probe
-    from elmo_core.senses import read_sense_sentences
+    from elmo_core.data.senses import read_sense_sentences
 
     if args.checkpoint:
         embedder = Embedder.from_checkpoint(args.checkpoint, device="cpu")

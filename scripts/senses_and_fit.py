@@ -11,13 +11,11 @@ and adjusted Rand index against the set's labels; then ``app.fit_mix.fit_mix``: 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:

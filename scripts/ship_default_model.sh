@@ -4,7 +4,7 @@
 # probes into evaluation.json). The layer probes for the app's Layers page are refreshed for the default.
 # Usage: scripts/ship_default_model.sh DEFAULT_RUN [LM_ONLY_RUN]
 #   e.g. scripts/ship_default_model.sh runs/default runs/ablation-lm   (without LM_ONLY_RUN, assets/lm-only stays)
-# Needs data/corpus (python -m elmo_core.corpus build data/corpus); WordNet for the weak WordNet probe.
+# Needs data/corpus (python -m elmo_core corpus build data/corpus); WordNet for the weak WordNet probe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=${PYTHON:-.venv/bin/python}
@@ -20,7 +20,7 @@ src, dst = Path(sys.argv[1]), Path(sys.argv[2])
 for f in ("options.json", "vocab.txt"):
     shutil.copyfile(src / f, dst / f)
 save_file({k: v.to(torch.float16).contiguous() for k, v in load_file(str(src / "model.safetensors")).items()},
-          str(dst / "model.safetensors"), metadata={"format": "elmo_core.bilm"})
+          str(dst / "model.safetensors"), metadata={"format": "elmo_core.model.bilm"})
 from safetensors import safe_open
 with safe_open(str(src / "softmax.safetensors"), "pt") as f:
     meta = f.metadata()

@@ -20,17 +20,15 @@ Prints a markdown table.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from elmo_core.metrics import loo_nn_scores  # noqa: E402
 from elmo_core.paths import SENSE_PROBE  # noqa: E402
-from elmo_core.senses import group_by_key, read_sense_sentences  # noqa: E402
+from elmo_core.data.senses import group_by_key, read_sense_sentences  # noqa: E402
 
 
 def score(vectors: np.ndarray, items, groups) -> float:
@@ -62,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--saturation", type=float, default=0.2, help="s in tanh(s * sum) (default 0.2)")
     parser.add_argument("--probe", type=Path, default=SENSE_PROBE, help="a sense set (word, sense, sentence TSV)")
     args = parser.parse_args(argv)
-    from elmo_core.teacher import lexical_targets
+    from elmo_core.training.teacher import lexical_targets
 
     vocab = args.vocab.read_text(encoding="utf-8").splitlines()
     index = {w: i for i, w in enumerate(vocab)}

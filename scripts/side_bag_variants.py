@@ -21,15 +21,13 @@ before. The 300 most frequent vocabulary words are left out of every sum, as in 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
-from elmo_core.senses import group_by_key, read_sense_sentences  # noqa: E402
+from elmo_core.data.senses import group_by_key, read_sense_sentences  # noqa: E402
 from side_bag_baselines import score  # noqa: E402  (this folder is on the path when the script runs)
 
 SETS = {"sense probe (34 words)": "sense_probe.tsv", "sentence set (15 words)": "sense_sentences.tsv"}
@@ -93,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vocab", type=Path, default=REPO / "assets" / "default" / "vocab.txt")
     parser.add_argument("--corpus", type=Path, default=REPO / "data" / "corpus")
     args = parser.parse_args(argv)
-    from elmo_core.teacher import lexical_targets
+    from elmo_core.training.teacher import lexical_targets
 
     vocab = args.vocab.read_text(encoding="utf-8").splitlines()
     index = {w: i for i, w in enumerate(vocab)}

@@ -45,8 +45,8 @@ def embedder(allennlp_files):
 
 @pytest.fixture(scope="module")
 def fixture_bilm(allennlp_files):
-    """The fixture biLM as a bare ``elmo_core.bilm.BiLM`` (no Embedder around it)."""
-    from elmo_core.weights import load_bilm_from_elmo_files
+    """The fixture biLM as a bare ``elmo_core.model.bilm.BiLM`` (no Embedder around it)."""
+    from elmo_core.model.weights import load_bilm_from_elmo_files
 
     return load_bilm_from_elmo_files(*allennlp_files)
 
@@ -256,9 +256,9 @@ def wide_model_files(tmp_path_factory) -> tuple[bytes, bytes]:
     """(options.json, weights.hdf5) bytes of the wide model, random weights (seeded)."""
     import torch
 
-    from elmo_core.bilm import BiLM
-    from elmo_core.config import BiLMConfig
-    from elmo_core.weights import export_elmo_hdf5
+    from elmo_core.model.bilm import BiLM
+    from elmo_core.model.config import BiLMConfig
+    from elmo_core.model.weights import export_elmo_hdf5
 
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("wide") / "wide.hdf5"

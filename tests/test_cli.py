@@ -15,7 +15,7 @@ import pytest
 
 from elmo_core import Embedder
 from elmo_core.cli import main
-from elmo_core.embed_file import plan_batches
+from elmo_core.model.embed_file import plan_batches
 
 ROOT = Path(__file__).parent.parent
 

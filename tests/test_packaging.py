@@ -54,7 +54,7 @@ def test_no_run_time_code_reads_tests_or_outside_documents():
 
 def test_the_app_imports_its_packages_without_path_edits():
     # `app` and `elmo_core` are installed packages; a script that patches the import path hides that they
-    # are not (elmo_core.fetch's import of a data-prep helper from its scratch folder is another matter)
+    # are not (elmo_core.data.fetch's import of a data-prep helper from its scratch folder is another matter)
     for path in (ROOT / "app").rglob("*.py"):
         assert "sys.path" not in path.read_text(encoding="utf-8"), path
 

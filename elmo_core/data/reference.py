@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .paths import REFERENCE_CORPUS
+from elmo_core.paths import REFERENCE_CORPUS
 
 FORMAT = "elmo-explorer-reference/1"
 REFERENCE_DIR = REFERENCE_CORPUS

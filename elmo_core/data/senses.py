@@ -2,7 +2,7 @@
 
 A ``SenseItem`` is one occurrence of a target word in a tokenized sentence, with a coarse sense label;
 ``subsample_keys`` picks whole words of a set and ``embed_items`` gives the vectors both sense probes use.
-WordNet (read by ``elmo_core.wordnet``): the examples of a synset, credited to its lemmas; the coarse sense of
+WordNet (read by ``elmo_core.data.wordnet``): the examples of a synset, credited to its lemmas; the coarse sense of
 a synset is its lexicographer file (``noun.artifact``, ``verb.motion``, ...). A lemma/POS pair is kept when
 its examples span two or more coarse senses. Data: docs/DATA_SOURCES.md. Nothing here downloads anything.
 """
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .embedder import Progress, embed_with_progress
-from .paths import OWN_SENTENCES
-from .tokenize import tokenize
-from .wordforms import find_form, word_forms
-from .wordnet import find_wordnet_dir, read_exceptions, read_synsets
+from elmo_core.model.embedder import Progress, embed_with_progress
+from elmo_core.paths import OWN_SENTENCES
+from elmo_core.data.tokenize import tokenize
+from elmo_core.data.wordforms import find_form, word_forms
+from elmo_core.data.wordnet import find_wordnet_dir, read_exceptions, read_synsets
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,8 @@ def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int
     """Sense items from WordNet's example sentences, for lemma/POS pairs with examples in >= ``min_senses``
     coarse senses (lexicographer files).
 
-    Each example is tokenized (``elmo_core.tokenize``) and credited to every single-word lemma of its synset
-    that occurs in it (``elmo_core.wordforms``: the lemma, a regular inflection for the synset's POS or a
+    Each example is tokenized (``elmo_core.data.tokenize``) and credited to every single-word lemma of its synset
+    that occurs in it (``elmo_core.data.wordforms``: the lemma, a regular inflection for the synset's POS or a
     ``.exc`` irregular form); multiword lemmas and examples
     without the lemma are skipped; a repeated (lemma, POS, sentence) is kept once.
 
@@ -97,7 +97,7 @@ def filter_polysemous(items: Sequence[SenseItem], min_senses: int = 2) -> list[S
 def read_sense_sentences(path: str | Path = OWN_SENTENCES) -> list[SenseItem]:
     """Our hand-written set: a TSV with a header ``word<TAB>sense<TAB>sentence``.
 
-    The target is the first token that counts as the word (``elmo_core.wordforms.word_forms`` with an
+    The target is the first token that counts as the word (``elmo_core.data.wordforms.word_forms`` with an
     unknown POS: the word or a regular noun or verb inflection of it).
     Returns: list of SenseItem (pos ""), in file order.
     Raises: FileNotFoundError; ValueError naming the line when a row is malformed or lacks its word.

@@ -15,7 +15,7 @@ What a token is, after ``clean_line``:
 * surrogates (Cs; only present in text decoded with ``errors="surrogateescape"``) are removed.
 No Unicode normalisation (NFC/NFKC) is applied: the character CNN reads UTF-8 bytes, as the reference
 does. The CLI then splits the cleaned line on whitespace; the app tokenizes it with Moses
-(``elmo_core.tokenize``).
+(``elmo_core.data.tokenize``).
 """
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .fetch import deb_root
-from .paths import probe_data_dir
+from elmo_core.data.fetch import deb_root
+from elmo_core.paths import probe_data_dir
 
 SYSTEM_WORDNET = Path("/usr/share/wordnet")  # Debian's wordnet-base
 PREPARE_HINT = ("install it with `apt-get install -y wordnet-base` (Debian/Ubuntu), or run "

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .char_cnn import CharCNN
-from .chars import BOS_IDS, EOS_IDS
-from .config import BiLMConfig
-from .lstm import BiLSTM, LSTMState
+from elmo_core.model.char_cnn import CharCNN
+from elmo_core.model.chars import BOS_IDS, EOS_IDS
+from elmo_core.model.config import BiLMConfig
+from elmo_core.model.lstm import BiLSTM, LSTMState
 
 
 @dataclass

@@ -27,10 +27,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import onednn
-from .chars import PAD_CHAR
-from .config import CharCNNConfig
-from .derived import cached
+from elmo_core.model import onednn
+from elmo_core.model.chars import PAD_CHAR
+from elmo_core.model.config import CharCNNConfig
+from elmo_core.model.derived import cached
 
 PAD_ID = PAD_CHAR + 1  # model-facing id of the character padding (ids are offset by +1)
 CHUNK = 256  # tokens per GEMM block: a (CHUNK, NF) fp32 running max stays in the L2 cache

@@ -13,7 +13,7 @@ timeout, a truncated file cached and failing later, two processes writing one fi
   (``os.replace``: atomic on one file system). A file that fails any check never appears under its name.
 
 Proxies come from the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``) as in ``requests``. Locking
-between processes is the caller's (``elmo_core.published`` holds one lock per model).
+between processes is the caller's (``elmo_core.model.published`` holds one lock per model).
 """
 from __future__ import annotations
 

@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .bilm import BiLM
-from .chars import batch_to_ids, check_sentences
-from .lstm import LSTMState
-from .paths import BUNDLED_MODELS, DEFAULT_MODEL_DIR
-from .weights import load_bilm_from_elmo_files, load_checkpoint
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.chars import batch_to_ids, check_sentences
+from elmo_core.model.lstm import LSTMState
+from elmo_core.paths import BUNDLED_MODELS, DEFAULT_MODEL_DIR
+from elmo_core.model.weights import load_bilm_from_elmo_files, load_checkpoint
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
@@ -166,7 +166,7 @@ class Embedder:
     def published(cls, name: str, cache_dir: str | Path | None = None, download: bool = False, device=None,
                   stateful: bool = False, dtype: str = "float32", base_url: str | None = None,
                   progress=None) -> "Embedder":
-        """A published ELMo model (``elmo_core.published.PUBLISHED``: "small", "medium", "original",
+        """A published ELMo model (``elmo_core.model.published.PUBLISHED``: "small", "medium", "original",
         "original-5.5b") from the local cache, without touching the network unless ``download=True``.
 
         Args:
@@ -181,9 +181,9 @@ class Embedder:
             FileNotFoundError: not cached and ``download`` is False (the message gives the command).
             ValueError: the cached copy is damaged (a size differs from the manifest), or the files fail
                 ``load_bilm_from_elmo_files``'s checks.
-            elmo_core.download.DownloadError: ``download=True`` and the download failed.
+            elmo_core.model.download.DownloadError: ``download=True`` and the download failed.
         """
-        from . import published as store
+        from elmo_core.model import published as store
 
         if download:
             store.download(name, cache_dir, base_url, progress=progress)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .embedder import Embedder
-from .paths import DEFAULT_MODEL_DIR
+from elmo_core.model.embedder import Embedder
+from elmo_core.paths import DEFAULT_MODEL_DIR
 
 
 def load_embedder(options: str | Path | None = None, weights: str | Path | None = None,

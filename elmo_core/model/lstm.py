@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from . import onednn
-from .config import LSTMConfig
+from elmo_core.model import onednn
+from elmo_core.model.config import LSTMConfig
 
 PRE_ROWS = 512  # rows (time steps x batch) of the input projection hoisted at a time at inference
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .bilm import BiLM
+from elmo_core.model.bilm import BiLM
 
 
 class ScalarMix(nn.Module):

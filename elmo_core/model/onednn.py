@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .derived import cached
+from elmo_core.model.derived import cached
 
 # 2^21 float32 elements = 8 MB. Below it oneDNN measured slower here: e.g. Small's (1 x 1024) x (1024 x 128)
 # projection 0.06 ms against 0.02 ms, its hoisted input product (1408 x 128) x (128 x 4096) 25 ms against 12 ms.

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .config import BiLMConfig
-from .download import DownloadError, Policy, fetch, sha256_of
-from .weights import check_elmo_files
+from elmo_core.model.config import BiLMConfig
+from elmo_core.model.download import DownloadError, Policy, fetch, sha256_of
+from elmo_core.model.weights import check_elmo_files
 
 DEFAULT_BASE_URL = "https://allennlp.s3.amazonaws.com/models/elmo/"
 MANIFEST = "manifest.json"

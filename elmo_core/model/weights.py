@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .bilm import BiLM
-from .config import BiLMConfig
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
 
 CHECKPOINT_WEIGHTS = "model.safetensors"
 CHECKPOINT_OPTIONS = "options.json"
@@ -394,7 +394,7 @@ def save_checkpoint(model: BiLM, directory: str | Path, dtype: torch.dtype = tor
     directory.mkdir(parents=True, exist_ok=True)
     model.config.save(directory / CHECKPOINT_OPTIONS)
     tensors = {k: v.detach().to(dtype).cpu().contiguous() for k, v in model.state_dict().items()}
-    save_file(tensors, str(directory / CHECKPOINT_WEIGHTS), metadata={"format": "elmo_core.bilm"})
+    save_file(tensors, str(directory / CHECKPOINT_WEIGHTS), metadata={"format": "elmo_core.model.bilm"})
     return directory
 
 

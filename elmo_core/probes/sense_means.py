@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..senses import SenseItem, embed_items, subsample_keys, subsample_note
-from .mix_classifier import layer_scale, mix_summary, train_mix_classifier
-from .results import DataNote, PaperNumbers, TaskResult, _number
-from .task import DataDirs, ProbeTask, Progress, noop, sub_progress
+from elmo_core.data.senses import SenseItem, embed_items, subsample_keys, subsample_note
+from elmo_core.probes.mix_classifier import layer_scale, mix_summary, train_mix_classifier
+from elmo_core.probes.results import DataNote, PaperNumbers, TaskResult, _number
+from elmo_core.probes.task import DataDirs, ProbeTask, Progress, noop, sub_progress
 
 TITLE = "Word sense (1-NN to sense means)"
 # Peters et al. 2018 (NAACL), as fractions. ELMO_SPEC.md section 13.
@@ -78,7 +78,7 @@ def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float
 
     Args:
         embedder: an ``elmo_core.Embedder``.
-        items: sense items (``elmo_core.senses.read_wordnet_examples``); groups by ``item.key``.
+        items: sense items (``elmo_core.data.senses.read_wordnet_examples``); groups by ``item.key``.
         test_fraction: share of sentences held out for testing (split by sentence text).
         epochs: of the jointly trained mix + linear classifier.
         progress: optional ``progress(fraction, text)``.
@@ -152,7 +152,7 @@ def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float
 
 
 def find_data(dirs: DataDirs) -> Path:
-    from ..wordnet import find_wordnet_dir
+    from elmo_core.data.wordnet import find_wordnet_dir
     return find_wordnet_dir(dirs.get("wordnet"))
 
 
@@ -160,7 +160,7 @@ def run(embedder, params: dict, max_items: int, seed: int, dirs: DataDirs,
         progress: Progress | None) -> SenseMeansResult:
     """The task's entry: WordNet's examples, subsampled to ``max_items`` or ``params["items"]`` sense items
     (whole lemmas; 0 = all)."""
-    from ..senses import read_wordnet_examples
+    from elmo_core.data.senses import read_wordnet_examples
 
     all_items = read_wordnet_examples(find_data(dirs))
     items = subsample_keys(all_items, max_items or params["items"], seed)

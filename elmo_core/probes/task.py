@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..embedder import Progress
-from .results import PaperNumbers, TaskResult
+from elmo_core.model.embedder import Progress
+from elmo_core.probes.results import PaperNumbers, TaskResult
 # {"wordnet": folder or None, "brown": ...}; None = look in the usual places
 DataDirs = Mapping[str, "str | Path | None"]
 

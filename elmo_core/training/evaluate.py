@@ -34,11 +34,11 @@ def heldout_perplexity(checkpoint_dir: str | Path, sentences: Sequence[Sequence[
 
     Args: checkpoint_dir with options.json, model.safetensors, softmax.safetensors, vocab.txt;
         sentences: tokenized held-out sentences.
-    Returns: {"forward", "backward", "average", "tokens"} (see ``elmo_core.train.perplexity``).
+    Returns: {"forward", "backward", "average", "tokens"} (see ``elmo_core.training.train.perplexity``).
     Raises: FileNotFoundError when the softmax or the vocabulary is missing.
     Source: Peters et al. 2018 section 3.4 (average of forward and backward perplexity).
     """
-    from .train import load_language_model, perplexity
+    from elmo_core.training.train import load_language_model, perplexity
 
     model, vocab = load_language_model(checkpoint_dir)
     return perplexity(model, [list(s) for s in sentences], vocab, batch_size=batch_size)

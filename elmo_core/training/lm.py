@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .bilm import BiLM
+from elmo_core.model.bilm import BiLM
 
 
 @dataclass

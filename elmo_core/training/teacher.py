@@ -258,7 +258,7 @@ def precompute(train_txt: Path, out_path: Path, num_sentences: int, layers: Sequ
     from safetensors.torch import save_file
     from tqdm import tqdm
 
-    from .text import read_token_lines
+    from elmo_core.data.text import read_token_lines
 
     sentences = read_token_lines(train_txt, num_sentences)
     teacher = MiniLMTeacher(layers)
@@ -319,11 +319,3 @@ class ContextualTargets:
             out[b, : hi - lo] = self.states[lo:hi].float()
             mask[b, : hi - lo] = self.mask[lo:hi]
         return out, mask
-
-
-if __name__ == "__main__":  # the command lives in elmo_core.cli (`python -m elmo_core teacher`)
-    import sys
-
-    from elmo_core.cli import main
-
-    sys.exit(main(["teacher", *sys.argv[1:]]))

@@ -24,14 +24,14 @@ import torch
 import torch.distributed as dist
 from safetensors.torch import load_file, save_file
 
-from .bilm import BiLM
-from .chars import batch_to_ids
-from .config import BiLMConfig
-from .lm import BiLanguageModel, LMLoss
-from .text import read_token_lines as read_sentences  # noqa: F401  (also this module's public name)
-from .vocab import Vocabulary
-from .weights import save_checkpoint
-from .wordforms import form_grouper
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.chars import batch_to_ids
+from elmo_core.model.config import BiLMConfig
+from elmo_core.training.lm import BiLanguageModel, LMLoss
+from elmo_core.data.text import read_token_lines as read_sentences  # noqa: F401  (also this module's public name)
+from elmo_core.data.vocab import Vocabulary
+from elmo_core.model.weights import save_checkpoint
+from elmo_core.data.wordforms import form_grouper
 
 
 @dataclass
@@ -66,10 +66,10 @@ class TrainConfig:
     # vocab.txt, model.safetensors, softmax.safetensors); its biLM and softmax, a fresh optimizer.
     init_from: str = ""
     # Teachers (training only; their heads are dropped at export). Weights of 0 leave the paper's objective.
-    lexical_weight: float = 0.0  # layer 0 predicts GloVe 6B 50-d of the lowercased word (elmo_core.teacher)
+    lexical_weight: float = 0.0  # layer 0 predicts GloVe 6B 50-d of the lowercased word (elmo_core.training.teacher)
     contextual_weight: float = 0.0  # the top layer predicts precomputed MiniLM states
     similarity_weight: float = 0.0  # the top layer's own pairwise cosines match the teacher's (same targets)
-    contextual_targets: str = ""  # safetensors from ``python -m elmo_core.teacher``; covers the first S lines
+    contextual_targets: str = ""  # safetensors from ``python -m elmo_core teacher``; covers the first S lines
     occurrence_weight: float = 0.0  # occurrences of the same word: their cosines match the teacher's
     occurrence_min_id: int = 150  # vocabulary ids below this (function words, punctuation) form no such pairs
     occurrence_temperature: float = 0.1  # lower = the term weighs each occurrence's nearest ones more
@@ -112,7 +112,7 @@ class TrainConfig:
         if not 0 <= self.min_lr_ratio <= 1:
             raise ValueError(f"config key 'min_lr_ratio' must lie in [0, 1], got {self.min_lr_ratio!r}")
         if self.side_bag_weight:
-            from .teacher import GLOVE_DIM  # read at call time: the tests stand in smaller lexical vectors
+            from elmo_core.training.teacher import GLOVE_DIM  # read at call time: the tests stand in smaller lexical vectors
             projection = (self.options.get("lstm") or {}).get("projection_dim")
             if isinstance(projection, int) and projection < GLOVE_DIM:
                 raise ValueError(f"side bags need {GLOVE_DIM} of each direction's dimensions, but options.lstm."
@@ -242,7 +242,7 @@ def anchor_epoch_batches(index: list[tuple[np.ndarray, list[np.ndarray]]], num_b
 
 def teacher_dims(cfg: TrainConfig) -> tuple[int, int]:
     """Sizes of the lexical and contextual heads that ``cfg`` asks for (0 = none)."""
-    from .teacher import GLOVE_DIM
+    from elmo_core.training.teacher import GLOVE_DIM
 
     lexical = GLOVE_DIM if cfg.lexical_weight else 0
     contextual = 0
@@ -341,7 +341,7 @@ def load_language_model(directory: str | Path) -> tuple[BiLanguageModel, Vocabul
     Raises: FileNotFoundError if softmax.safetensors or vocab.txt is missing.
     """
     from safetensors import safe_open
-    from .weights import load_checkpoint
+    from elmo_core.model.weights import load_checkpoint
 
     directory = Path(directory)
     for name in ("softmax.safetensors", "vocab.txt"):
@@ -380,7 +380,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     """
     cfg.validate()  # before anything is written: a bad value must not leave a half-made run folder
     if cfg.lexical_weight or cfg.bag_teacher or cfg.side_bag_weight:
-        from .teacher import check_glove
+        from elmo_core.training.teacher import check_glove
         check_glove()  # likewise a missing extra
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if torch.cuda.is_available() else torch.device("cpu")
@@ -396,11 +396,11 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
     corpus = Path(cfg.corpus_dir)
     for name in ("train.txt", "dev.txt"):
         if not (corpus / name).is_file():
-            raise FileNotFoundError(f"{corpus / name} not found; build it with: python -m elmo_core.corpus build {corpus}")
+            raise FileNotFoundError(f"{corpus / name} not found; build it with: python -m elmo_core corpus build {corpus}")
 
     contextual = None
     if cfg.contextual_weight or cfg.similarity_weight or cfg.occurrence_weight:
-        from .teacher import ContextualTargets
+        from elmo_core.training.teacher import ContextualTargets
         contextual = ContextualTargets(cfg.contextual_targets)
     # Line numbers of train.txt (non-empty lines) are kept, since the teacher's states are indexed by them.
     all_sents = read_sentences(corpus / "train.txt", cfg.max_train_sentences)
@@ -446,7 +446,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
             raise ValueError(f"{init}: checkpoint does not fit this config: {bad[:5]}")
     glove = None
     if cfg.lexical_weight or cfg.bag_teacher or cfg.side_bag_weight:
-        from .teacher import context_bags, directional_bags, lexical_targets, side_bags
+        from elmo_core.training.teacher import context_bags, directional_bags, lexical_targets, side_bags
         bag_of = directional_bags if cfg.bag_directional else context_bags
         glove = tuple(t.to(device) for t in lexical_targets(vocab.tokens))
         side_keep = glove[1] & (torch.arange(len(vocab), device=device) >= cfg.side_bag_min_id)
@@ -468,7 +468,7 @@ def train(cfg: TrainConfig, resume: bool = False, progress: bool = True) -> dict
         meta = _load_training_state(ckpt, model, optimizer)
     wrapped = torch.nn.parallel.DistributedDataParallel(model) if distributed else model
     if cfg.bf16 and device.type == "cpu":
-        from .embedder import cpu_has_fast_bfloat16
+        from elmo_core.model.embedder import cpu_has_fast_bfloat16
         if not cpu_has_fast_bfloat16():
             # Measured: without AVX512-BF16/AMX, PyTorch's bf16 CPU kernels are far slower than float32.
             print("warning: bf16 requested but this CPU has no native bfloat16; training in float32", file=sys.stderr)

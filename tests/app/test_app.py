@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -204,7 +204,7 @@ def test_context_words_in_grey():
 
 
 def test_reference_corpus_neighbours(monkeypatch, tmp_path):
-    from elmo_core.reference import write_reference
+    from elmo_core.data.reference import write_reference
     write_reference(tmp_path / "ref", ["The bank of the river flooded .", "She works at a bank .", "Nothing here .",
                                        "Banks lend money ."], [("the", 9), ("bank", 5), ("river", 2), ("money", 1)], {})
     monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "ref"))

@@ -20,8 +20,8 @@ from app import downloads as downloads_module
 from app import inputs, mixing
 from app import resources, state
 from app.safe import shown
-from elmo_core import published as store
-from elmo_core.download import Policy
+from elmo_core.model import published as store
+from elmo_core.model.download import Policy
 from tests.conftest import ALLENNLP, ROOT, frame_of, no_errors, start_app
 from tests.mirror import Mirror
 

@@ -10,7 +10,7 @@ at exit, before the teardown.
 
 Each server runs on a free 127.0.0.1 port with the default model on the CPU, the reference corpus (so the
 vocabulary thread runs) and the UMAP warm-up on; a page is opened over Streamlit's websocket as a browser tab
-does, and in one case in headless Chromium (skipped without it, as tests/test_browser.py).
+does, and in one case in headless Chromium (skipped without it, as tests/app/test_browser.py).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 ABORT = "terminate called"
 STARTUP_TIMEOUT = 60
@@ -190,7 +190,7 @@ def test_sigterm_while_the_vocabulary_and_the_umap_warm_up_run_exits_0(server):
 
 def test_ctrl_c_12_s_after_start_with_a_browser_tab_open_exits_0(server):
     """The issue's case: headless Chromium on ?ex=bank&word=bank, Ctrl-C 12 s after the server started."""
-    from tests.test_browser import _browser_missing, _chromium, _skip_or_fail
+    from tests.app.test_browser import _browser_missing, _chromium, _skip_or_fail
     reason = _browser_missing()
     if reason:
         _skip_or_fail(reason)

@@ -1,6 +1,6 @@
 """The deployment files in deploy/: the Compose file and the Kubernetes example parsed and checked against each
 other, the Dockerfile and the app (ports, health path, the read-only model cache), and HAProxy's own check of
-deploy/haproxy.cfg in both of its modes. Neither Docker nor Kubernetes runs here: tests/test_replicas.py runs
+deploy/haproxy.cfg in both of its modes. Neither Docker nor Kubernetes runs here: tests/app/test_replicas.py runs
 the balancer's configuration with real replicas."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import yaml  # PyYAML, pinned in requirements-test.txt
 
 from deploy.replicas import CONFIG, MAX_REPLICAS, find_haproxy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 HEALTH = "/_stcore/health"
 

@@ -1,14 +1,14 @@
 """A real browser opens crafted links (issue 10, finding 4): the page's DOM holds no link, image, styled text
 or KaTeX that came from the link, and the text the user wrote is shown as written.
 
-Uses the same server and Chromium fixtures as tests/test_browser.py (skipped without the browser, unless
+Uses the same server and Chromium fixtures as tests/app/test_browser.py (skipped without the browser, unless
 ELMO_REQUIRE_BROWSER=1).
 """
 from __future__ import annotations
 
 import urllib.parse
 
-from tests.test_browser import _body_text, _idle, _page_errors, _wait, app_url, browser  # noqa: F401
+from tests.app.test_browser import _body_text, _idle, _page_errors, _wait, app_url, browser  # noqa: F401
 
 
 def _text(driver) -> str:
@@ -67,7 +67,7 @@ def test_uploaded_model_name_is_literal_and_a_bad_file_keeps_the_model(browser, 
     import h5py
     from selenium.webdriver.common.by import By
 
-    from tests.test_browser import FIXTURE
+    from tests.app.test_browser import FIXTURE
 
     name = "[pwn](https:example.org) **big** me@example.org.hdf5"  # no "/" in a file name
     good = tmp_path / name
@@ -130,7 +130,7 @@ def test_the_contexts_map_shows_hostile_labels_as_text(browser, app_url):  # noq
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    from tests.test_browser import _map_points
+    from tests.app.test_browser import _map_points
     img = '<img src=x onerror="window.pwned=1">'
     link = '<a href="https://example.org">link</a>'
     text = "\n".join([f"[{link}] We sat on the bank of the river.", f"[{link}] The river bank was muddy.",

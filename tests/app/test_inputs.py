@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 from app import activations, inputs, neighbours
 
@@ -200,7 +200,7 @@ def test_control_and_zero_width_characters_do_not_make_sentences_or_tokens():
 
 
 def test_exact_case_occurrences_still_follow_the_one_rule():
-    # elmo_core.wordforms decides which tokens are the word (whole tokens, a possessive ending off,
+    # elmo_core.data.wordforms decides which tokens are the word (whole tokens, a possessive ending off,
     # inflections); without case folding they must also have the typed capitals (wordforms.same_case)
     lines = inputs.parse_input("The Bank was shut .\nThe bank 's door .\nRiver-Bank and Banks .").lines
     lines = list(lines) + [inputs.Line("Bank\u2019s vault", None, ("Bank\u2019s", "vault"))]  # a token that kept it

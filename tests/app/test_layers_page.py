@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
@@ -75,8 +75,8 @@ def test_page_computes_results_for_a_model(monkeypatch):
 def test_page_says_when_probe_data_is_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("ELMO_WORDNET_DIR", str(tmp_path))
     monkeypatch.setenv("ELMO_BROWN_DIR", str(tmp_path))
-    monkeypatch.setattr("elmo_core.wordnet.wordnet_dirs", list)
-    monkeypatch.setattr("elmo_core.brown.brown_dirs", list)
+    monkeypatch.setattr("elmo_core.data.wordnet.wordnet_dirs", list)
+    monkeypatch.setattr("elmo_core.data.brown.brown_dirs", list)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
     no_errors(at)
     assert not any(b.key == "layers_compute" for b in at.button)  # no button that can only fail

@@ -15,7 +15,7 @@ import torch
 
 from app import memory
 from app.memory import CALL_POSITIONS, ModelBudgetError, ModelRegistry, WorkingMemory
-from elmo_core.config import BiLMConfig
+from elmo_core.model.config import BiLMConfig
 from tests.conftest import WIDE_OPTIONS as WIDE
 
 MB = 2**20
@@ -23,7 +23,7 @@ FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 
 
 def published_config(dim: int, projection: int, highway: int) -> BiLMConfig:
-    """The architecture of a published model (elmo_core.published's table: cell / projection, highway layers)."""
+    """The architecture of a published model (elmo_core.model.published's table: cell / projection, highway layers)."""
     return BiLMConfig.from_dict({"lstm": {"use_skip_connections": True, "projection_dim": projection, "cell_clip": 3,
                                           "proj_clip": 3, "dim": dim, "n_layers": 2},
                                  "char_cnn": {"activation": "relu", "filters": FILTERS, "n_highway": highway,
@@ -172,7 +172,7 @@ def test_the_shipped_and_published_models_pass_the_default_and_the_wide_one_does
     shipped = [BiLMConfig.from_options_json(folder / "options.json") for folder in BUNDLED_MODELS.values()]
     published = {"small": published_config(1024, 128, 1), "medium": published_config(2048, 256, 1),
                  "original": published_config(4096, 512, 2)}
-    from elmo_core.published import PUBLISHED
+    from elmo_core.model.published import PUBLISHED
     for name, config in published.items():  # the table's architectures, checked by their parameter counts
         assert config.num_parameters() == PUBLISHED[name].parameters
     for config in [*shipped, *published.values()]:

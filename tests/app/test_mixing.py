@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 from app import mixing
 
@@ -39,7 +39,7 @@ def test_scalar_mix_matches_elmo_core():
 
 def test_sentence_layer_norm_matches_elmo_core_per_sentence():
     torch = pytest.importorskip("torch")
-    from elmo_core.mix import whole_tensor_norm
+    from elmo_core.model.mix import whole_tensor_norm
     rng = np.random.default_rng(1)
     acts = (rng.normal(size=(3, 9, 4)) * 3 + 1).astype(np.float32)
     offsets = np.array([0, 4, 9])

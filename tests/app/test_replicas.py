@@ -29,7 +29,7 @@ import pytest
 
 from deploy.replicas import Cluster, find_haproxy
 from tests.conftest import ALLENNLP
-from tests.test_browser import (CHROME_FLAGS, CHROMEDRIVER, CHROMIUM, FIRST_PAGE_TIMEOUT, MAP_DATA_JS,
+from tests.app.test_browser import (CHROME_FLAGS, CHROMEDRIVER, CHROMIUM, FIRST_PAGE_TIMEOUT, MAP_DATA_JS,
                                 SCROLL_TO_MAP_JS, _browser_missing, _find, _map_points, _page_errors, _s_values,
                                 _skip_or_fail, _wait)
 
@@ -42,8 +42,8 @@ REPLICA_OF_PAGE_JS = "return await fetch('/_stcore/health').then(r => r.headers.
 def read_only_cache(tmp_path):
     """A model cache holding the fixture biLM as the published "small" (fetched from a local mirror, as
     ``python -m elmo_core download small`` would), then made read-only; its permissions are given back after."""
-    from elmo_core import published
-    from elmo_core.download import Policy
+    from elmo_core.model import published
+    from elmo_core.model.download import Policy
     from tests.mirror import Mirror
 
     cache = tmp_path / "models"
@@ -86,7 +86,7 @@ def _replica_env(cache: Path, tmp_path: Path) -> dict[str, str | None]:
 
 @contextlib.contextmanager
 def _chromium():
-    """Headless Chromium as tests/test_browser.py starts it, without the back/forward cache: a page left for
+    """Headless Chromium as tests/app/test_browser.py starts it, without the back/forward cache: a page left for
     another is closed, websocket and all, instead of being kept (with its session open on its replica) for a
     Back that never comes, so a replica's open connections are the sessions the test has open."""
     from selenium import webdriver

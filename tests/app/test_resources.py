@@ -16,8 +16,8 @@ pytestmark = pytest.mark.usefixtures("app_env", "fresh_caches")
 
 
 def _reference_folder(monkeypatch, tmp_path, sentences: list[str]) -> None:
-    """A reference corpus folder (``elmo_core.reference`` format) of these sentences, used by the app."""
-    from elmo_core.reference import write_reference
+    """A reference corpus folder (``elmo_core.data.reference`` format) of these sentences, used by the app."""
+    from elmo_core.data.reference import write_reference
     write_reference(tmp_path / "ref", sentences, [("bank", 1)], {})
     monkeypatch.setenv("ELMO_EXPLORER_REFERENCE", str(tmp_path / "ref"))
 
@@ -178,7 +178,7 @@ def test_reference_search_counts_whole_tokens_only(monkeypatch, tmp_path):
     _reference_folder(monkeypatch, tmp_path, ["The river-bank flooded .", "The bank 's vault .", "Banks lend .",
                                               "A banker smiled ."])
     hits, total = resources.reference_for_word("bank", True)
-    assert total == 2  # not "river-bank", not "banker" (elmo_core.wordforms)
+    assert total == 2  # not "river-bank", not "banker" (elmo_core.data.wordforms)
     assert hits == [("The", "bank", "'s", "vault", "."), ("Banks", "lend", ".")]
     assert resources.reference_for_word("  ", True) == ([], 0)
 
@@ -254,7 +254,7 @@ def test_eight_uploads_at_once_never_hold_more_than_the_limit(monkeypatch, tmp_p
     """The review's case: 8 sessions press Load at once with ELMO_EXPLORER_MODEL_MB=1, which fits 2 copies of the
     fixture biLM (0.4 MB each): 2 load, 6 are refused in one line, and the bytes held (in memory and being read)
     never exceed 1 MB, also while they are read. A failed load gives its bytes back."""
-    import elmo_core.weights
+    import elmo_core.model.weights
 
     from app import resources
     from tests.conftest import crafted_weights
@@ -262,7 +262,7 @@ def test_eight_uploads_at_once_never_hold_more_than_the_limit(monkeypatch, tmp_p
     resources.model_registry.clear()
     registry = resources.model_registry()
     uploads = [crafted_weights(tmp_path, "marked", mark=i + 1) for i in range(8)]  # 8 different models
-    real, reading, most, lock = elmo_core.weights.load_bilm_from_bytes, [], [], threading.Lock()
+    real, reading, most, lock = elmo_core.model.weights.load_bilm_from_bytes, [], [], threading.Lock()
 
     def slow_read(*args, **kwargs):  # long enough for every press to arrive while the first ones read
         with lock:
@@ -274,7 +274,7 @@ def test_eight_uploads_at_once_never_hold_more_than_the_limit(monkeypatch, tmp_p
         finally:
             with lock:
                 reading.pop()
-    monkeypatch.setattr(elmo_core.weights, "load_bilm_from_bytes", slow_read)
+    monkeypatch.setattr(elmo_core.model.weights, "load_bilm_from_bytes", slow_read)
     results: dict[int, object] = {}
 
     def press(i: int) -> None:

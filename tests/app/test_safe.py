@@ -17,7 +17,7 @@ def test_md_renders_exactly_the_characters(text):
     assert "<h1" not in html and "<li" not in html and "<del" not in html and "<b>" not in html
     import html as html_lib
     inner = re.sub(r"^<p>|</p>\n$", "", html)
-    from elmo_core.text import clean_line
+    from elmo_core.data.text import clean_line
     assert html_lib.unescape(inner).replace("\u2060", "") == clean_line(text)
     assert shown(md(text)) == clean_line(text)
     assert not re.search(r"(?<!\\)[:$\[\]<&]", md(text))  # Streamlit's :color[]/:icon:, KaTeX, links, HTML

@@ -114,7 +114,7 @@ def test_a_links_word_with_invisible_characters_says_so():
     params = dict(urllib.parse.parse_qsl("ex=bank&word=ba%E2%80%8Bnk"))  # a zero-width space inside "bank"
     assert params["word"] == "ba\u200bnk"
     view, notes = state.view_from_query(params, EXAMPLES, MODELS)
-    assert view.word == "bank"  # the sentences lose it too (elmo_core.text.clean_line), so the word matches
+    assert view.word == "bank"  # the sentences lose it too (elmo_core.data.text.clean_line), so the word matches
     assert notes == ["The link's word 'ba\\u200bnk' contains invisible characters (U+200B), which the explorer also "
                      "removes from sentences; looking for 'bank'."]
     view, notes = state.view_from_query({"ex": "bank", "word": "\ufeff\u200d"}, EXAMPLES, MODELS)

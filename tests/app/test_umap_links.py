@@ -18,7 +18,7 @@ import pytest
 from app import projections
 from tests.conftest import frame_of, no_errors, start_app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINK = dict(ex="play", word="play", w="0,1,2", g="1.5")  # 15 occurrences: UMAP; weights moved off the default
 
 
@@ -61,7 +61,7 @@ def test_a_link_draws_the_same_map_whatever_the_state_of_the_warm_up(monkeypatch
 
 
 def test_the_spinner_says_a_umap_map_waits_for_the_warm_up(monkeypatch):
-    """(The sidebar's line: tests/test_app.py::test_umap_status_shows_only_while_it_is_true.)"""
+    """(The sidebar's line: tests/app/test_app.py::test_umap_status_shows_only_while_it_is_true.)"""
     from app import resources
     warm = projections.UmapWarmUp()
     warm.state = "warming"

@@ -1,13 +1,13 @@
-"""elmo_core.brown: the tag map and the one Brown reader, on tests/fixtures/probes/brown."""
+"""elmo_core.data.brown: the tag map and the one Brown reader, on tests/fixtures/probes/brown."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from elmo_core.brown import UNIVERSAL_TAGS, find_brown_dir, parse_brown_line, read_brown, read_lines, universal_tag
+from elmo_core.data.brown import UNIVERSAL_TAGS, find_brown_dir, parse_brown_line, read_brown, read_lines, universal_tag
 
-BROWN = Path(__file__).parent / "fixtures" / "probes" / "brown"
+BROWN = Path(__file__).parents[1] / "fixtures" / "probes" / "brown"
 
 
 @pytest.mark.parametrize("tag, expected", [
@@ -20,7 +20,7 @@ def test_universal_tag(tag, expected):
 
 
 def test_every_mapped_tag_is_universal():
-    from elmo_core.brown import BROWN_TO_UNIVERSAL
+    from elmo_core.data.brown import BROWN_TO_UNIVERSAL
     assert set(BROWN_TO_UNIVERSAL.values()) == set(UNIVERSAL_TAGS)
 
 

@@ -1,14 +1,14 @@
-"""elmo_core.corpus.build: the probe sentences that the corpus and the reference corpus leave out, from the
+"""elmo_core.data.corpus.build: the probe sentences that the corpus and the reference corpus leave out, from the
 tiny WordNet-format files (tests/fixtures/probes/wordnet) and the shipped probe TSVs. The whole build
 fetches its sources and is run by hand (docs/DATA_SOURCES.md)."""
 from __future__ import annotations
 
 import shutil
 
-from elmo_core.corpus.build import probe_sentences, wordnet_example_set
-from elmo_core.fetch import deb_root
+from elmo_core.data.corpus.build import probe_sentences, wordnet_example_set
+from elmo_core.data.fetch import deb_root
 from elmo_core.paths import OWN_SENTENCES, SENSE_PROBE
-from elmo_core.senses import read_sense_sentences, read_wordnet_examples
+from elmo_core.data.senses import read_sense_sentences, read_wordnet_examples
 from tests.conftest import PROBE_DATA
 
 

@@ -1,7 +1,7 @@
-"""elmo_core.corpus.card: the data card from a build's statistics."""
+"""elmo_core.data.corpus.card: the data card from a build's statistics."""
 from __future__ import annotations
 
-from elmo_core.corpus.card import data_card
+from elmo_core.data.corpus.card import data_card
 
 
 def test_data_card_contains_counts():

@@ -1,9 +1,9 @@
-"""elmo_core.corpus.cleaners on literal strings (no packages, no network)."""
+"""elmo_core.data.corpus.cleaners on literal strings (no packages, no network)."""
 from __future__ import annotations
 
-from elmo_core.corpus.cleaners import (fortune_to_text, is_heading, is_speaker_line, jargon_paragraph_to_text,
+from elmo_core.data.corpus.cleaners import (fortune_to_text, is_heading, is_speaker_line, jargon_paragraph_to_text,
                                        osis_to_text, play_to_paragraphs, strip_gutenberg)
-from elmo_core.corpus.pipeline import paragraphs
+from elmo_core.data.corpus.pipeline import paragraphs
 
 
 def test_osis_to_text_drops_notes_titles_and_tags():

@@ -1,9 +1,9 @@
-"""elmo_core.corpus.pipeline on literal strings (no packages, no network)."""
+"""elmo_core.data.corpus.pipeline on literal strings (no packages, no network)."""
 from __future__ import annotations
 
 import pytest
 
-from elmo_core.corpus.pipeline import dedup, keep_sentence, normalize_text, paragraphs, split_dev_test, split_sentences
+from elmo_core.data.corpus.pipeline import dedup, keep_sentence, normalize_text, paragraphs, split_dev_test, split_sentences
 
 
 def test_normalize_text_quotes_dashes_and_spaces():

@@ -1,4 +1,4 @@
-"""elmo_core.corpus.sources on small stand-ins laid out as the fetcher leaves the packages (Brown from
+"""elmo_core.data.corpus.sources on small stand-ins laid out as the fetcher leaves the packages (Brown from
 tests/fixtures/probes, WordNet from the tiny WordNet-format files, a made-up Jargon File): what each reader
 keeps and what it leaves out. Fetching the real packages is the corpus build's (docs/DATA_SOURCES.md)."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from elmo_core.corpus import sources
-from elmo_core.fetch import PINNED, deb_root
-from elmo_core.senses import read_wordnet_examples
+from elmo_core.data.corpus import sources
+from elmo_core.data.fetch import PINNED, deb_root
+from elmo_core.data.senses import read_wordnet_examples
 from tests.conftest import PROBE_DATA
 
 

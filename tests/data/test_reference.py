@@ -1,4 +1,4 @@
-"""The explorer's reference corpus (elmo_core.reference, assets/reference/): its files, index, vocabulary and
+"""The explorer's reference corpus (elmo_core.data.reference, assets/reference/): its files, index, vocabulary and
 selection. The layer-0 vocabulary neighbours are in test_type_vectors.py and test_embedder.py."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import lzma
 import numpy as np
 import pytest
 
-from elmo_core import reference as rf
+from elmo_core.data import reference as rf
 from elmo_core.paths import corpus_dir
 
 
@@ -59,12 +59,12 @@ def test_the_top_words_are_those_of_the_built_corpus(shipped):
 
 
 def test_no_probe_sentence_is_a_reference_sentence(shipped, tmp_path):
-    from elmo_core.corpus.build import probe_sentences
+    from elmo_core.data.corpus.build import probe_sentences
     from elmo_core.paths import probe_data_dir
     probes = probe_sentences(tmp_path)  # the shipped probe TSVs (no WordNet in an empty folder)
     wordnet = probe_data_dir() / "wordnet"
     if wordnet.is_dir():  # the WordNet examples too, where `probe --prepare` has fetched them
-        from elmo_core.senses import read_wordnet_examples
+        from elmo_core.data.senses import read_wordnet_examples
         probes |= {" ".join(it.tokens) for it in read_wordnet_examples(wordnet, min_senses=1)}
     assert len(probes) > 700
     lowered = {s.lower() for s in shipped.sentences}

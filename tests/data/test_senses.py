@@ -1,4 +1,4 @@
-"""elmo_core.senses on tiny hand-written WordNet-format files (tests/fixtures/probes/wordnet) and our TSV."""
+"""elmo_core.data.senses on tiny hand-written WordNet-format files (tests/fixtures/probes/wordnet) and our TSV."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from elmo_core.paths import OWN_SENTENCES
-from elmo_core.senses import SenseItem, embed_items, read_sense_sentences, read_wordnet_examples, subsample_keys
-from elmo_core.wordforms import word_forms
+from elmo_core.data.senses import SenseItem, embed_items, read_sense_sentences, read_wordnet_examples, subsample_keys
+from elmo_core.data.wordforms import word_forms
 
-WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
+WORDNET = Path(__file__).parents[1] / "fixtures" / "probes" / "wordnet"
 
 
 def test_wordnet_examples_from_fixture():

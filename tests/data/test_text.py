@@ -1,7 +1,7 @@
-"""elmo_core.text: the line and token rules shared by the CLI and the app (docs/INPUT_RULES.md)."""
+"""elmo_core.data.text: the line and token rules shared by the CLI and the app (docs/INPUT_RULES.md)."""
 from __future__ import annotations
 
-from elmo_core.text import clean_line, line_tokens, split_lines
+from elmo_core.data.text import clean_line, line_tokens, split_lines
 
 
 def test_text_rules():

@@ -1,9 +1,9 @@
-"""elmo_core.vocab: the output vocabulary (frequency order, specials first, unknown tokens)."""
+"""elmo_core.data.vocab: the output vocabulary (frequency order, specials first, unknown tokens)."""
 from __future__ import annotations
 
 import pytest
 
-from elmo_core.vocab import SPECIALS, Vocabulary
+from elmo_core.data.vocab import SPECIALS, Vocabulary
 
 
 def test_build_encode_save_load(tmp_path):

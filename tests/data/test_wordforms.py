@@ -1,10 +1,10 @@
-"""elmo_core.wordforms: which tokens count as a word, on the cases where a rule has to decide."""
+"""elmo_core.data.wordforms: which tokens count as a word, on the cases where a rule has to decide."""
 from __future__ import annotations
 
 import pytest
 
-from elmo_core.tokenize import tokenize
-from elmo_core.wordforms import find_form, form_grouper, form_groups, is_form, normalise, token_pattern, word_forms
+from elmo_core.data.tokenize import tokenize
+from elmo_core.data.wordforms import find_form, form_grouper, form_groups, is_form, normalise, token_pattern, word_forms
 
 
 def counted(word: str, text: str, pos: str = "", inflections: bool = True, irregular=()) -> list[str]:
@@ -109,7 +109,7 @@ def test_token_pattern_agrees_with_is_form():
 
 
 def test_same_case_keeps_the_typed_capitals_over_the_shared_spelling():
-    from elmo_core.wordforms import same_case
+    from elmo_core.data.wordforms import same_case
     assert same_case("Banks", "Bank") and same_case("Bank's", "Bank") and same_case("Bank\u2019s", "Bank")
     assert not same_case("banks", "Bank") and not same_case("BANKS", "Bank") and not same_case("bank", "Bank")
     assert same_case("studies", "study") and not same_case("Studies", "study")

@@ -1,14 +1,14 @@
-"""elmo_core.wordnet: the one WordNet reader, on literal lines and tests/fixtures/probes/wordnet."""
+"""elmo_core.data.wordnet: the one WordNet reader, on literal lines and tests/fixtures/probes/wordnet."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from elmo_core.senses import read_wordnet_examples
-from elmo_core.wordnet import find_wordnet_dir, parse_data_line, read_synsets
+from elmo_core.data.senses import read_wordnet_examples
+from elmo_core.data.wordnet import find_wordnet_dir, parse_data_line, read_synsets
 
-WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
+WORDNET = Path(__file__).parents[1] / "fixtures" / "probes" / "wordnet"
 
 
 def test_parse_data_line():

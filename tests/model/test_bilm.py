@@ -4,12 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_core import Embedder, batch_to_ids, onednn
-from elmo_core.bilm import BiLM
-from elmo_core.config import BiLMConfig
-from elmo_core.weights import load_bilm_from_elmo_files
+from elmo_core import Embedder, batch_to_ids
 
-from .conftest import ALLENNLP, BILM_TF
+from elmo_core.model import onednn
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
+from elmo_core.model.weights import load_bilm_from_elmo_files
+
+from tests.conftest import ALLENNLP, BILM_TF
 
 
 @pytest.fixture(params=["mkl", "onednn"])

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from elmo_core import batch_to_ids
-from elmo_core.char_cnn import PAD_ID
-from elmo_core.weights import load_bilm_from_elmo_files
+from elmo_core.model.char_cnn import PAD_ID
+from elmo_core.model.weights import load_bilm_from_elmo_files
 
 
 def plain_pooled(cnn, ids):
@@ -37,7 +37,7 @@ def awkward_ids():
 
 @pytest.mark.parametrize("one_product", [1 << 30, 0], ids=["one product", "running max"])
 def test_pooled_matches_plain_convolution(model, awkward_ids, monkeypatch, one_product):
-    import elmo_core.char_cnn as char_cnn
+    import elmo_core.model.char_cnn as char_cnn
 
     monkeypatch.setattr(char_cnn, "ONE_PRODUCT_ELEMENTS", one_product)
     with torch.inference_mode():
@@ -46,7 +46,7 @@ def test_pooled_matches_plain_convolution(model, awkward_ids, monkeypatch, one_p
 
 
 def test_chunks_and_order_do_not_matter(model, awkward_ids, monkeypatch):
-    import elmo_core.char_cnn as char_cnn
+    import elmo_core.model.char_cnn as char_cnn
 
     with torch.inference_mode():
         whole = model.char_cnn(awkward_ids)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from elmo_core.chars import batch_to_ids, token_to_ids
+from elmo_core.model.chars import batch_to_ids, token_to_ids
 
 
 def pad(ids, total=50):

@@ -1,4 +1,4 @@
-"""elmo_core.config: BiLMConfig from options.json (checked before anything is allocated), its parameter count
+"""elmo_core.model.config: BiLMConfig from options.json (checked before anything is allocated), its parameter count
 and its round trip. Loading weights with these options is tested in test_weights.py."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from elmo_core.bilm import BiLM
-from elmo_core.config import BiLMConfig
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
 
 FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 

@@ -40,7 +40,7 @@ def test_default_model_separates_senses_better_than_layer0():
     layer 1 61.0 %, layer 2 65.9 %). The bag of the sentence's other layer-0 vectors (70.7 %) beats both here: the
     lexical target gave layer 0 much of GloVe, and these sentences' senses show in their neighbours' words."""
     from elmo_core.probes.loo_sense import loo_sense_probe
-    from elmo_core.senses import read_sense_sentences
+    from elmo_core.data.senses import read_sense_sentences
 
     result = loo_sense_probe(Embedder.default(device="cpu"), read_sense_sentences(), dataset="own sentences")
     layers = result.layers

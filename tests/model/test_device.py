@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from elmo_core import Embedder, batch_to_ids
-from elmo_core.embedder import fast_dtypes
+from elmo_core.model.embedder import fast_dtypes
 
-from .conftest import ALLENNLP
+from tests.conftest import ALLENNLP
 
 DEVICE = os.environ.get("ELMO_TEST_DEVICE", "")
 pytestmark = pytest.mark.skipif(not DEVICE or DEVICE == "cpu" or
@@ -55,8 +55,8 @@ def test_reduced_precision_is_close(dtype, allennlp_files):
 
 
 def test_training_step_on_device(allennlp_files):
-    from elmo_core.lm import BiLanguageModel
-    from elmo_core.weights import load_bilm_from_elmo_files
+    from elmo_core.training.lm import BiLanguageModel
+    from elmo_core.model.weights import load_bilm_from_elmo_files
 
     torch.manual_seed(0)
     model = BiLanguageModel(load_bilm_from_elmo_files(*allennlp_files).train(), 50).to(DEVICE)

@@ -1,4 +1,4 @@
-"""elmo_core.download.fetch against a local mirror on 127.0.0.1: whole files, resume, every failure mode."""
+"""elmo_core.model.download.fetch against a local mirror on 127.0.0.1: whole files, resume, every failure mode."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from elmo_core.download import DownloadError, Policy, fetch, sha256_of
+from elmo_core.model.download import DownloadError, Policy, fetch, sha256_of
 from tests.mirror import Fault, Mirror
 
 BODY = bytes(range(256)) * 2000  # 512,000 bytes, every offset distinguishable

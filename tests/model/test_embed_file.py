@@ -1,4 +1,4 @@
-"""elmo_core.embed_file: the batch plan, its units, and embedding a file across torchrun ranks (2 CPU processes
+"""elmo_core.model.embed_file: the batch plan, its units, and embedding a file across torchrun ranks (2 CPU processes
 here) with the same keys and vectors as one process, also after a rank is killed half way."""
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from elmo_core import Embedder
-from elmo_core.embed_file import (Ranks, embed_file, embed_file_sharded, parts_folder, plan_batches, plan_units,
+from elmo_core.model.embed_file import (Ranks, embed_file, embed_file_sharded, parts_folder, plan_batches, plan_units,
                                   run_calls)
 from tests.conftest import FIXTURES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = FIXTURES / "allennlp-elmo" / "options.json"
 WEIGHTS = FIXTURES / "allennlp-elmo" / "lm_weights.hdf5"
 TORCHRUN = Path(sys.executable).parent / "torchrun"

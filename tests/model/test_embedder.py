@@ -77,7 +77,7 @@ def test_cpu_and_bad_device(allennlp_files):
 
 
 def test_embed_in_chunks_and_with_progress(tiny_embedder):
-    from elmo_core.embedder import embed_in_chunks, embed_with_progress
+    from elmo_core.model.embedder import embed_in_chunks, embed_with_progress
 
     sentences = [["a"], ["b", "c"], ["d", "e", "f"], ["g"], ["h", "i"]]
     seen = []
@@ -122,9 +122,9 @@ def test_type_vectors_are_layer_zero_of_any_occurrence(tiny_embedder):
 def test_the_vocabulary_pass_takes_as_many_words_as_fit_its_memory(tiny_embedder):
     import json
 
-    from elmo_core.bilm import BiLM
-    from elmo_core.config import BiLMConfig
-    from elmo_core.embedder import TYPE_VECTOR_MEMORY
+    from elmo_core.model.bilm import BiLM
+    from elmo_core.model.config import BiLMConfig
+    from elmo_core.model.embedder import TYPE_VECTOR_MEMORY
 
     assert tiny_embedder.type_vector_batch() == 1024 and tiny_embedder.type_vector_batch(7) == 7
     wide = BiLMConfig.from_dict(json.loads(

@@ -1,12 +1,12 @@
-"""elmo_core.loading.load_embedder: which model the command line, the probes, the benchmarks and the app load."""
+"""elmo_core.model.loading.load_embedder: which model the command line, the probes, the benchmarks and the app load."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from elmo_core.loading import load_embedder
+from elmo_core.model.loading import load_embedder
 from elmo_core.paths import DEFAULT_MODEL_DIR
-from elmo_core.weights import save_checkpoint
+from elmo_core.model.weights import save_checkpoint
 
 SENTENCE = [["The", "bank", "of", "the", "river", "."]]
 
@@ -33,7 +33,7 @@ def test_half_a_pair_or_missing_files_are_errors(allennlp_files, tmp_path):
 
 
 def test_model_folder_names_the_folder_that_is_loaded(allennlp_files, tmp_path):
-    from elmo_core.loading import model_folder
+    from elmo_core.model.loading import model_folder
 
     options, weights = allennlp_files
     assert model_folder() == DEFAULT_MODEL_DIR

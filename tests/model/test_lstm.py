@@ -1,7 +1,7 @@
-"""elmo_core.lstm: the projected biLSTM's inference loop against its differentiable step."""
+"""elmo_core.model.lstm: the projected biLSTM's inference loop against its differentiable step."""
 import torch
 
-from elmo_core.lstm import BiLSTM
+from elmo_core.model.lstm import BiLSTM
 
 
 def test_lstm_inplace_loop_is_bitwise_the_functional_step(fixture_bilm):

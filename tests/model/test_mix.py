@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from elmo_core import Elmo, ScalarMix, batch_to_ids
-from elmo_core.mix import whole_tensor_norm
-from elmo_core.weights import load_bilm_from_elmo_files
+from elmo_core.model.mix import whole_tensor_norm
+from elmo_core.model.weights import load_bilm_from_elmo_files
 
 
 def test_mix_is_gamma_times_softmax_weighted_sum():

@@ -6,9 +6,11 @@ import pytest
 import torch
 from torch import nn
 
-from elmo_core import batch_to_ids, onednn
-from elmo_core.bilm import BiLM
-from elmo_core.config import BiLMConfig
+from elmo_core import batch_to_ids
+
+from elmo_core.model import onednn
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.config import BiLMConfig
 
 pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="no oneDNN in this torch")
 

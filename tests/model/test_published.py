@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from elmo_core import Embedder
-from elmo_core import published as store
-from elmo_core.config import BiLMConfig
-from elmo_core.download import DownloadError, Policy
+from elmo_core.model import published as store
+from elmo_core.model.config import BiLMConfig
+from elmo_core.model.download import DownloadError, Policy
 from tests.conftest import FIXTURES
 from tests.mirror import Fault, Mirror
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = FIXTURES / "allennlp-elmo" / "options.json"
 WEIGHTS = FIXTURES / "allennlp-elmo" / "lm_weights.hdf5"
 QUICK = Policy(connect_timeout=2, read_timeout=2, retries=3, backoff=0.01)

@@ -1,4 +1,4 @@
-"""elmo_core.weights: HDF5 errors name the dataset and shapes; export and safetensors round trips are exact;
+"""elmo_core.model.weights: HDF5 errors name the dataset and shapes; export and safetensors round trips are exact;
 hostile weight files and options (issue 10, findings 1, 2 and 6)."""
 import json
 import shutil
@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from elmo_core import Embedder
-from elmo_core.bilm import BiLM
-from elmo_core.chars import batch_to_ids
-from elmo_core.config import BiLMConfig
-from elmo_core.weights import export_elmo_hdf5, load_bilm_from_elmo_files, load_elmo_hdf5, save_checkpoint
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.chars import batch_to_ids
+from elmo_core.model.config import BiLMConfig
+from elmo_core.model.weights import export_elmo_hdf5, load_bilm_from_elmo_files, load_elmo_hdf5, save_checkpoint
 
 SENTS = [["The", "bank", "of", "the", "river", "."], ["Money", "in", "the", "bank"]]
 
@@ -299,7 +299,7 @@ def test_a_chunk_larger_than_its_dataset_is_refused_before_it_is_inflated(copied
 
 
 def test_a_failed_checksum_names_the_file_and_the_dataset(copied):
-    from elmo_core.weights import check_elmo_files
+    from elmo_core.model.weights import check_elmo_files
 
     options, weights = copied
     _replace(weights, "char_embed", lambda f, name, shape, dtype: f.create_dataset(

@@ -37,7 +37,7 @@ def test_probe_command_and_report(tmp_path, allennlp_files, monkeypatch):
 
 def test_missing_data_is_a_clear_error(tiny_embedder, tmp_path, monkeypatch):
     monkeypatch.delenv("ELMO_WORDNET_DIR", raising=False)
-    monkeypatch.setattr("elmo_core.wordnet.wordnet_dirs", list)
+    monkeypatch.setattr("elmo_core.data.wordnet.wordnet_dirs", list)
     with pytest.raises(FileNotFoundError, match="probe --prepare"):
         probes.run_probe(tiny_embedder, "wsd")
     with pytest.raises(ValueError, match="task must be"):

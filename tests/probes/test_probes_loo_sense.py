@@ -11,10 +11,10 @@ import pytest
 from elmo_core import probes
 from elmo_core.paths import SENSE_PROBE
 from elmo_core.probes.loo_sense import LooSenseResult, loo_sense_probe, loo_sense_table
-from elmo_core.senses import SenseItem, read_sense_sentences, read_wordnet_examples
+from elmo_core.data.senses import SenseItem, read_sense_sentences, read_wordnet_examples
 from tests.conftest import PROBE_DATA, check_task_result
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORDNET = PROBE_DATA / "wordnet"
 # the keys of one data set in the `evaluate` report, as assets/*/evaluation.json hold them
 EVALUATION_KEYS = ["dataset", "n_items", "n_keys", "n_sentences", "layers", "mix_equal", "bag_of_context", "mfs",

@@ -1,7 +1,7 @@
 """elmo_core.probes.pos (the part-of-speech probe, task "pos") on the tiny fixture biLM and two Brown documents."""
 from __future__ import annotations
 
-from elmo_core.brown import read_brown
+from elmo_core.data.brown import read_brown
 from elmo_core.probes import pos
 from tests.conftest import PROBE_DATA, check_task_result
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from elmo_core.probes import sense_means
-from elmo_core.senses import read_wordnet_examples
+from elmo_core.data.senses import read_wordnet_examples
 from tests.conftest import PROBE_DATA, check_task_result
 
 

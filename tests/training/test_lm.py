@@ -1,4 +1,4 @@
-"""elmo_core.lm: the biLM training objective (forward and backward NLL through the shared adaptive softmax) and
+"""elmo_core.training.lm: the biLM training objective (forward and backward NLL through the shared adaptive softmax) and
 the teacher distances, on tiny tensors whose answers are known. Training with them is tested in test_train.py
 and test_teacher.py."""
 from __future__ import annotations
@@ -8,12 +8,12 @@ import math
 import pytest
 import torch
 
-from elmo_core.bilm import BiLM
-from elmo_core.chars import batch_to_ids
-from elmo_core.config import BiLMConfig
-from elmo_core.lm import (BiLanguageModel, LMLoss, cosine_distance, default_cutoffs, first_occurrences,
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.chars import batch_to_ids
+from elmo_core.model.config import BiLMConfig
+from elmo_core.training.lm import (BiLanguageModel, LMLoss, cosine_distance, default_cutoffs, first_occurrences,
                           occurrence_distance)
-from tests.test_train import TINY_OPTIONS
+from tests.training.test_train import TINY_OPTIONS
 
 
 def test_first_occurrences():
@@ -57,9 +57,9 @@ def test_a_softmax_that_knows_nothing_scores_its_uniform_likelihood():
 
 
 def test_occurrence_ids_decide_which_tokens_are_one_word():
-    from elmo_core.bilm import BiLM
-    from elmo_core.config import BiLMConfig
-    from tests.test_train import TINY_OPTIONS
+    from elmo_core.model.bilm import BiLM
+    from elmo_core.model.config import BiLMConfig
+    from tests.training.test_train import TINY_OPTIONS
 
     torch.manual_seed(0)
     model = BiLanguageModel(BiLM(BiLMConfig.from_dict(TINY_OPTIONS)), 8, contextual_dim=6, occurrence_min_id=3).eval()
@@ -100,7 +100,7 @@ def test_occurrence_distance():
 
 
 def test_side_bag_distance():
-    from elmo_core.lm import side_bag_distance
+    from elmo_core.training.lm import side_bag_distance
     # P = 3 per direction, K = 2: the bags sit in dims 0-1 (forward) and 3-4 (backward); dims 2 and 5 are free.
     top = torch.zeros(1, 4, 6)
     top[0, 1] = torch.tensor([2.0, 0.0, 9.0, 0.0, 2.0, -9.0])  # token 1: exactly scale x target, whatever dims 2, 5 hold

