@@ -1,0 +1,28 @@
+"""The Similarity tab: the occurrences' cosine matrices per layer and the sense separation scores."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import figures, state
+from app.frame import Frame, separation_caption
+from app.views.explorer_parts.common import chart
+
+
+def similarity_tab(frame: Frame, occurrences) -> None:
+    n = len(occurrences)
+    if n < 2:
+        st.info("The layer comparison needs at least 2 occurrences.")
+        return
+    for note in frame.notes:
+        st.caption(note)
+    order = "sorted by label; " if any(o.label for o in occurrences) else ""
+    st.markdown(f"**Cosine similarity between the occurrences** ({order}one colour scale for all panels)")
+    st.plotly_chart(chart(figures.frame_heatmaps(frame, occurrences)), key=state.key("heatmaps"), width="stretch")
+    scores = frame.separation
+    st.markdown("**Sense separation per layer**")
+    bars = figures.frame_separation(frame)
+    if bars is None:
+        st.info(scores[0].note or "No score for this input.")
+        return
+    st.plotly_chart(chart(bars), key=state.key("separation"), width="stretch")
+    st.caption(separation_caption(frame, occurrences))
