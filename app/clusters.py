@@ -174,7 +174,7 @@ def discover(x: np.ndarray, k: int | None = None, k_max: int = MAX_CLUSTERS,
         labels[keep] = _renumber(splits[best])
         chosen = best
     if len(keep) < n:
-        notes.append(f"{n - len(keep)} all-zero vector(s) left out.")
+        notes.append(f"{n - len(keep):,} all-zero {'vector' if n - len(keep) == 1 else 'vectors'} left out.")
     return SenseClusters(labels, chosen, silhouettes, chosen_by, " ".join(notes), min_size, too_small)
 
 

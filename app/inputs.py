@@ -11,6 +11,7 @@ import functools
 import re
 
 
+from app.display import plural
 from app.safe import visible
 from elmo_core.data.wordforms import is_form, same_case, word_forms
 
@@ -95,7 +96,8 @@ def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
     unseen = sum(len(parse_label(clean_line(ln[:MAX_RAW_LINE_CHARS]))[1]) <= MAX_LINE_CHARS
                  for ln in lines if clean_line(ln[MAX_RAW_LINE_CHARS:]).strip())
     if unseen:
-        notes.append(f"{unseen} line(s) were cut to their first {MAX_RAW_LINE_CHARS:,} characters")
+        notes.append(f"{plural(unseen, 'line was', 'lines were')} cut to {'its' if unseen == 1 else 'their'} first "
+                     f"{MAX_RAW_LINE_CHARS:,} characters")
     lines = [ln[:MAX_RAW_LINE_CHARS] for ln in lines]
     return "\n".join(lines), (f"From {name}: " + "; ".join(notes) + ".") if notes else ""
 
@@ -134,6 +136,10 @@ def parse_label(raw: str) -> tuple[str | None, str]:
     return label, m.group(2).strip()
 
 
+def _were(n: int) -> str:
+    return "was" if n == 1 else "were"
+
+
 def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
                 max_lines: int = MAX_LINES) -> ParsedInput:
     """Split the text box into labelled, tokenized sentences (one per non-empty line), applying the caps.
@@ -170,14 +176,14 @@ def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
         long_tokens += [t for t in tokens if len(t.encode("utf-8")) > MAX_TOKEN_BYTES]
         lines.append(Line(sentence, label, tuple(tokens)))
     if long_lines:
-        notes.append(f"{long_lines} line(s) longer than {MAX_LINE_CHARS} characters were cut.")
+        notes.append(f"{plural(long_lines, 'line')} longer than {MAX_LINE_CHARS:,} characters {_were(long_lines)} cut.")
     if cut_lines:
-        notes.append(f"{cut_lines} sentence(s) longer than {MAX_TOKENS_PER_LINE} tokens were cut.")
+        notes.append(f"{plural(cut_lines, 'sentence')} longer than {MAX_TOKENS_PER_LINE} tokens {_were(cut_lines)} cut.")
     if label_only:
-        notes.append(f"{label_only} line(s) had a label but no sentence and were skipped.")
+        notes.append(f"{plural(label_only, 'line')} had a label but no sentence and {_were(label_only)} skipped.")
     if long_tokens:
         example = long_tokens[0] if len(long_tokens[0]) <= 30 else long_tokens[0][:30] + "…"
-        notes.append(f"{len(long_tokens)} token(s) are longer than {MAX_TOKEN_BYTES} UTF-8 bytes (e.g. '{example}'): "
+        notes.append(f"{plural(len(long_tokens), 'token is', 'tokens are')} longer than {MAX_TOKEN_BYTES} UTF-8 bytes (e.g. '{example}'): "
                      f"the char-CNN reads only their first {MAX_TOKEN_BYTES} bytes, as the original ELMo does.")
     if long_labels:
         notes.append(long_label_note(long_labels))

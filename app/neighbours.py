@@ -11,6 +11,7 @@ import numpy as np
 from app.activations import TokenTable
 from app.blas import one_blas_thread
 from app.clusters import discover
+from app.display import plural
 from app.inputs import is_wordlike
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 
@@ -135,7 +136,7 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     if zero.any():  # an all-zero vector has no direction: no cosine, so no score may use it
         keep = np.flatnonzero(~zero)
         found = separation(x[keep], [labels[i] for i in keep]) if len(keep) else Separation(None, None, None, "")
-        left_out = f"{int(zero.sum())} all-zero vector(s) left out."
+        left_out = f"{plural(int(zero.sum()), 'all-zero vector')} left out."
         return dataclasses.replace(found, note=" ".join(t for t in (found.note, left_out) if t))
     n = len(x)
     given = [i for i, lab in enumerate(labels) if lab]

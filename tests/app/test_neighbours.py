@@ -65,5 +65,5 @@ def test_all_zero_vectors_are_left_out_of_separation():
     got = neighbours.separation(with_zero, labels + ["a", "b"])
     want = neighbours.separation(x, labels)
     assert got.silhouette == pytest.approx(want.silhouette) and got.knn_accuracy == pytest.approx(want.knn_accuracy)
-    assert "2 all-zero vector(s) left out" in got.note
+    assert "2 all-zero vectors left out" in got.note
     assert list(neighbours.zero_rows(with_zero)) == [False] * 6 + [True, True]
