@@ -9,7 +9,9 @@ Dims: N tokens of all sentences, n occurrences of the word, c context tokens dra
 """
 from __future__ import annotations
 
+import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -71,7 +73,8 @@ class Frame:
     layer0_neighbours: [(word type, cosine)] (layer0_note says among which words); neighbours: [(token, label,
     cosine, Kwic)] in the sentences; reference_neighbours: [(cosine, Kwic)] or None (reference_note: where
     from); panels: (m, m) cosine matrices per layer and the mix over ``shown``; separation: per layer and the
-    mix; clusters: the occurrences' sense clusters in the mix (None when they cannot be split). ``table``,
+    mix; clusters: the occurrences' sense clusters in the mix (None when they cannot be split), which the map
+    reads only when it is coloured by cluster (``offers_clusters`` decides the colour choice without them). ``table``,
     ``occurrences``, ``reference`` and ``types`` are what they are computed from; ``layer_scores`` holds the
     layers' separation scores, shared with the next frame while ``separation_key`` stays the same.
     """
@@ -174,6 +177,43 @@ class Frame:
         """int (n,) each occurrence's sense cluster (``clusters.NO_CLUSTER`` for all-zero vectors); None when the
         occurrences could not be clustered or form no clear clusters."""
         return self.clusters.labels if self.clusters is not None and self.clusters.clear else None
+
+    def offers_clusters(self, current: bool = False) -> bool:
+        """Whether the map offers "colour by cluster": the occurrences form clear clusters in the equal-weights mix
+        of these points (clustered once per table, occurrences, layer norm and number of clusters: a slider move
+        does not cluster), or in this mix when it is clustered anyway: ``current`` (the map is coloured by
+        cluster) or a view read ``clusters`` already (the Senses tab, whose "Colour the map by cluster" then
+        sticks)."""
+        if (current or "clusters" in self.__dict__) and self.cluster_labels is not None:
+            return True
+        return _equal_weights_clusters(self.table, self.rows, self.controls.layer_norm, self.controls.n_clusters)
+
+
+_EQUAL_CLUSTERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # TokenTable -> {(rows, ln, k): bool}
+_EQUAL_CLUSTERS_LOCK = threading.Lock()
+
+
+def _equal_weights_clusters(table: activations.TokenTable, rows: np.ndarray, layer_norm: bool, n_clusters: int) -> bool:
+    """Whether the occurrences at ``rows`` form clear clusters in the equal-weights mix, kept per table."""
+    key = (np.asarray(rows, dtype=np.int64).tobytes(), bool(layer_norm), int(n_clusters))
+    with _EQUAL_CLUSTERS_LOCK:
+        found = _EQUAL_CLUSTERS.get(table, {}).get(key)
+    if found is None:
+        found = _clear_clusters(table.mix((0.0,) * table.num_layers, 1.0, layer_norm)[rows], n_clusters)
+        with _EQUAL_CLUSTERS_LOCK:
+            kept = _EQUAL_CLUSTERS.setdefault(table, {})
+            if len(kept) >= 16:
+                kept.pop(next(iter(kept)))
+            kept[key] = found
+    return found
+
+
+def _clear_clusters(x: np.ndarray, n_clusters: int) -> bool:
+    """Whether the rows of ``x`` form clear sense clusters (``clusters.discover``; ``n_clusters`` 0: by silhouette)."""
+    if len(x) < 3 or projections.nearly_identical(x):
+        return False
+    found = discover(x, n_clusters or None)
+    return found is not None and found.clear
 
 
 def layer_name(j: int, num_layers: int) -> str:

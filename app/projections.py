@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import os
 import sys
 import threading
+import warnings
 
 import numpy as np
 
@@ -21,6 +22,9 @@ MIN_POINTS_FOR_UMAP = 15  # below this, PCA is the honest choice (see APP_NOTES.
 # ---- projection ---------------------------------------------------------------------------------------
 PROJECTIONS = ("auto", "pca", "umap", "tsne")
 PROJECTION_NAMES = {"auto": "auto (PCA or UMAP)", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
+# The maps are seeded so that a link draws the same map anywhere; UMAP then runs on one thread and says so on every
+# fit, which fills a teacher's console with a warning about a choice made on purpose.
+warnings.filterwarnings("ignore", message=r"n_jobs value .* overridden to 1 by setting random_state", category=UserWarning)
 _UMAP_LOCK = threading.Lock()  # numba's default threading layer breaks when several threads run UMAP at once
 _UMAP_IMPORT_LOCK = threading.Lock()
 NUMBA_CACHE_SUBDIR = "numba-cache"  # under the virtual environment: where `make app` puts UMAP's compiled code

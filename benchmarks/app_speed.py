@@ -40,7 +40,6 @@ import sys
 import time
 from pathlib import Path
 
-import altair as alt
 import numpy as np
 import plotly.io as pio
 
@@ -124,17 +123,19 @@ def full_update(table: activations.TokenTable, occurrences, word: str, w, ref: a
     with timer("figures"):
         # the page's colour: its default ("label") where it means something, else the first that does
         color_by = state_.color_by_choices({}, any(o.label for o in occurrences), len(inputs.spellings(occurrences)) > 1,
-                                           frame.clusters is not None)[0]
+                                           frame.offers_clusters())[0]
         figs = (map_chart.frame_chart(frame, occurrences, table, color_by),
                 figures.frame_heatmaps(frame, occurrences), figures.frame_separation(frame))
     with timer("export"):
         occurrence_layers(table, frame)
-    with timer("figure JSON"):  # what st.altair_chart and st.plotly_chart do with each figure before sending it
+    with timer("figure JSON"):  # what st.vega_lite_chart and st.plotly_chart do with each figure before sending it
+        from streamlit import dataframe_util
         for fig in figs:
             if fig is None:
                 continue
-            if isinstance(fig, alt.TopLevelMixin):  # the contexts map: Vega-Lite
-                fig.to_json()
+            if isinstance(fig, map_chart.MapChart):  # the contexts map: a Vega-Lite spec and its rows (Arrow)
+                json.dumps(fig.spec)
+                dataframe_util.convert_anything_to_arrow_bytes(fig.data)
             else:
                 pio.to_json(fig, validate=False)
 

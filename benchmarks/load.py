@@ -2,9 +2,9 @@
 does, that open a link, type sentence sets and move a layer-weight slider; prints each action's median and p95
 latency and the servers' memory.
 
-    python benchmarks/load.py                                  # its own server on 127.0.0.1, 8 sessions
-    python benchmarks/load.py --sessions 30 --replicas 2       # its own 2 replicas behind HAProxy (deploy/)
-    python benchmarks/load.py --url http://127.0.0.1:8501 --pid 1234   # any running server or balancer
+    python -m benchmarks.load                                  # its own server on 127.0.0.1, 8 sessions
+    python -m benchmarks.load --sessions 30 --replicas 2       # its own 2 replicas behind HAProxy (deploy/)
+    python -m benchmarks.load --url http://127.0.0.1:8501 --pid 1234   # any running server or balancer
 
 First one warm-up visit per replica (``--cold``: none), as the teacher who tried the link before the class: the
 sessions then meet servers that have loaded the model and the libraries. Then all sessions at once. A session:

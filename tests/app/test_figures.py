@@ -73,8 +73,8 @@ def test_the_contexts_map_other_words_many_sentences_and_square_scales():
     assert list(grey.idx) == [-1, -1] and list(grey.text) == ["«the» bank w0", "the bank «w3»"]
     # one unit per pixel on both axes, whatever width the page gives: the domains are expressions of the chart's
     # width and height around the points' centre (x: 0..20, y: -2..8)
-    x = layers[map_chart.OCCURRENCE]["encoding"]["x"]["scale"]
-    y = layers[map_chart.OCCURRENCE]["encoding"]["y"]["scale"]
+    x = spec["encoding"]["x"]["scale"]  # the layers share the axes
+    y = spec["encoding"]["y"]["scale"]
     assert x["domainMin"]["expr"].startswith("10.0 - ") and "width" in x["domainMin"]["expr"]
     assert y["domainMax"]["expr"].startswith("3.0 + ") and "height" in y["domainMax"]["expr"]
     assert x["zero"] is False and x["nice"] is False

@@ -19,7 +19,7 @@ def test_two_sessions_open_type_and_slide_without_errors(tmp_path):
                ELMO_EXPLORER_REFERENCE=str(tmp_path / "no-reference"), TMPDIR=str(tmp_path))
     for key in ("ELMO_EXPLORER_CHECKPOINT", "ELMO_EXPLORER_MODEL", "ELMO_EXPLORER_SESSION_MB"):
         env.pop(key, None)
-    result = subprocess.run([sys.executable, "benchmarks/load.py", "--sessions", "2", "--sets", "2", "--sentences",
+    result = subprocess.run([sys.executable, "-m", "benchmarks.load", "--sessions", "2", "--sets", "2", "--sentences",
                              "6", "--moves", "2", "--timeout", "120", "--json", str(out)],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -61,7 +61,7 @@ def compare_tab(model: resources.LoadedModel, table: activations.TokenTable, fra
                 st.info("No map: fewer than 3 occurrences.")
             else:
                 with st.container(key=state.key(f"compare_map_{j}")):  # its class names the map for the tests
-                    st.altair_chart(fig, width="stretch")
+                    st.vega_lite_chart(fig.data, fig.spec, width="stretch")
             bars = figures.side_separation(side.frame)
             if bars is not None:
                 st.plotly_chart(chart(bars), key=state.key(f"compare_sep_{j}"), width="stretch")

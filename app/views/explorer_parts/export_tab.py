@@ -13,7 +13,6 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
     lines = table.lines
     x, word = frame.vectors, frame.word
     settings = exports.Settings.of_frame(frame, model_name)
-    clusters = frame.cluster_labels
 
     def stem(what: str) -> str:
         return exports.file_stem(word, model_name, what)
@@ -34,14 +33,15 @@ def export_tab(table, occurrences, frame: Frame, model) -> None:
         c2.warning(exports.projector_refusal(x))
     else:
         c2.download_button("Projector files (.zip)",
-                           lambda: exports.projector_zip(lines, occurrences, x, settings, clusters),
+                           lambda: exports.projector_zip(lines, occurrences, x, settings, frame.cluster_labels),
                            file_name=stem("projector") + ".zip", mime="application/zip", key=state.key("dl_projector"),
                            on_click="ignore", help="vectors.tsv + metadata.tsv for the TensorFlow Embedding Projector.")
         c2.caption("For the TensorFlow Embedding Projector: unzip, open projector.tensorflow.org, “Load”, then choose "
                    "vectors.tsv and metadata.tsv.")
     if frame.occurrence_coords is not None:
         c3.download_button("2-D coordinates (CSV)",
-                           lambda: exports.coords_csv(lines, occurrences, frame.occurrence_coords, settings, clusters),
+                           lambda: exports.coords_csv(lines, occurrences, frame.occurrence_coords, settings,
+                                                      frame.cluster_labels),
                            file_name=stem("map") + ".csv", mime="text/csv", key=state.key("dl_coords"), on_click="ignore")
         if frame.projection.coords is not None:
             c3.download_button("Map (HTML, offline)", lambda: map_file(frame, occurrences, table, model_name, "html"),

@@ -46,7 +46,8 @@ def map_view(frame: Frame, occurrences, table, model_name: str) -> None:
 def colour_choices(frame: Frame, occurrences) -> list[str]:
     """The map's "colour by" choices here; a remembered choice that does not apply becomes the first."""
     return state.color_by_choices(ss, any(o.label for o in occurrences), len(inputs.spellings(occurrences)) > 1,
-                                  frame.cluster_labels is not None, label_set=[o.label for o in occurrences])
+                                  frame.offers_clusters(ss.get(state.COLOR_BY) == "cluster"),
+                                  label_set=[o.label for o in occurrences])
 
 
 def map_figure(frame: Frame, occurrences, table, model_name: str, projector: bool = False):
@@ -90,8 +91,8 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     fig = map_figure(frame, occurrences, table, model_name, projector=presenting())
     st.html(map_chart.TOOLTIP_CSS)  # the hover text at 15 px (Streamlit's is 12)
     # a click on an occurrence selects it (map_chart.PICK): the next run makes it the neighbours query
-    st.altair_chart(fig, key=state.MAP_CHART, on_select="rerun", selection_mode=[map_chart.PICK], width="stretch",
-                    alt=f"Contexts map of “{frame.word}”: {plural(n, 'occurrence')}")
+    st.vega_lite_chart(fig.data, fig.spec, key=state.MAP_CHART, on_select="rerun", selection_mode=[map_chart.PICK],
+                       width="stretch", alt=f"Contexts map of “{frame.word}”: {plural(n, 'occurrence')}")
     st.caption(map_caption(frame) + " Drag to pan, shift + scroll to zoom, double-click to reset.")
     if ss.get(state.MAP_VIEW) == state.MAP_VIEWS["layers"]:
         layers_side_by_side(frame, occurrences, table, color_by, settings)
@@ -104,7 +105,7 @@ def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, setting
         return
     ss[state.private("layer_maps")] = maps
     method = method_name(maps.method)
-    clusters = frame.cluster_labels
+    clusters = frame.cluster_labels if color_by == "cluster" else None  # clustered only when coloured so
     fig = figures.small_multiples(maps, occurrences, table.lines, color_by, clusters,
                                   title=exports.map_title(settings, method) + " · layers side by side")
     st.plotly_chart(chart(fig), key=state.key("layer_maps_chart"), width="stretch",
