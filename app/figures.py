@@ -169,11 +169,12 @@ def small_multiples(maps, occurrences: Sequence[Occurrence], lines: Sequence[Lin
                 hovertemplate="%{text}<extra>" + plot(maps.names[c - 1]) + "</extra>"), row=1, col=c)
     fig.update_xaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False)
     fig.update_yaxes(showticklabels=False, showgrid=True, gridcolor="#eee", zeroline=False)
-    fig.update_annotations(font_size=12)
-    fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=14)), height=360,
-                      margin=dict(l=10, r=10, t=110 if title else 80, b=10), plot_bgcolor="white",
-                      legend=dict(orientation="h", yanchor="top", y=-0.02, x=0), hoverlabel=dict(align="left"),
-                      dragmode="pan")
+    fig.update_annotations(font_size=READABLE_FONT)  # the panels' titles, read off a projector like the main map's
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left", font=dict(size=READABLE_FONT + 2)), height=380,
+                      margin=dict(l=10, r=10, t=120 if title else 90, b=10), plot_bgcolor="white",
+                      font=dict(size=READABLE_FONT),
+                      legend=dict(orientation="h", yanchor="top", y=-0.02, x=0, font=dict(size=READABLE_FONT)),
+                      hoverlabel=dict(align="left", font_size=READABLE_FONT), dragmode="pan")
     return fig
 
 

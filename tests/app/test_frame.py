@@ -127,6 +127,18 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
     assert layer_maps(table, compute_frame(table, occ[:2], Controls((0.0, 0.0, 0.0)), word="bank")) is None
 
 
+def test_the_layers_side_by_side_are_readable_on_a_projector(bank):
+    from app import figures
+
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")
+    fig = figures.small_multiples(layer_maps(table, frame), occ, table.lines, title="bank")
+    assert len(fig.layout.annotations) == 4  # one title a panel: layers 0-2 and the mix
+    assert {a.font.size for a in fig.layout.annotations} == {figures.READABLE_FONT}
+    assert fig.layout.legend.font.size == fig.layout.hoverlabel.font.size == figures.READABLE_FONT == 14
+    assert fig.layout.title.font.size == 16
+
+
 # ---- the page's words for a frame -----------------------------------------------------------------------------
 def test_the_mix_formula_and_the_notes(bank):
     table, occ = bank
