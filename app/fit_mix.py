@@ -36,7 +36,7 @@ from itertools import combinations
 
 import numpy as np
 
-from elmo_core.metrics import TIE_TOLERANCE, chance_random_neighbour
+from elmo_core.metrics import chance_random_neighbour, nn_scores_from_same, same_label
 
 GRID_STEP = 0.1  # s_j on 0, 0.1, ..., 1 (66 weightings for three layers, 286 for four)
 MAX_GRID = 5000  # a model with many layers gets a coarser grid rather than a slow button
@@ -119,21 +119,6 @@ def _grams(layers: np.ndarray) -> np.ndarray:
     return np.einsum("jad,kbd->jkab", h, h, optimize=True)
 
 
-def _same(labels: Sequence[str]) -> np.ndarray:
-    """bool (n, n): whether occurrences i and j carry the same label."""
-    codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)[1]
-    return codes[:, None] == codes[None, :]
-
-
-def _nn_scores(sims: np.ndarray, same: np.ndarray) -> np.ndarray:
-    """``elmo_core.metrics.nn_scores_from_similarity`` with the label comparison done once (``_same``): for each
-    occurrence the share of its nearest other occurrences (ties within ``TIE_TOLERANCE``) that share its label."""
-    sims = np.array(sims, copy=True)
-    np.fill_diagonal(sims, -np.inf)
-    tied = sims >= sims.max(axis=1, keepdims=True) - TIE_TOLERANCE
-    return (tied & same).sum(axis=1) / tied.sum(axis=1)
-
-
 def _similarities(grams: np.ndarray, s: np.ndarray) -> np.ndarray:
     """float64 (n, n) cosine similarities of the mix sum_j s_j h_j from the layers' Gram blocks (a zero vector
     has similarity 0 to everything, as ``app.neighbours.cosine_matrix`` gives it)."""
@@ -148,8 +133,8 @@ def _similarities(grams: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def _accuracy_of(grams: np.ndarray, s: np.ndarray, same: np.ndarray) -> float:
-    """Leave-one-out 1-NN accuracy of the mix sum_j s_j h_j from the layers' Gram blocks (cosine); same: ``_same``."""
-    return float(np.mean(_nn_scores(_similarities(grams, s), same)))
+    """Leave-one-out 1-NN accuracy of the mix sum_j s_j h_j from the layers' Gram blocks (cosine); same: ``same_label``."""
+    return float(np.mean(nn_scores_from_same(_similarities(grams, s), same)))
 
 
 def _best(scores: np.ndarray, grid: np.ndarray) -> tuple[int, int]:
@@ -164,7 +149,7 @@ def _nested(sims: np.ndarray, grid: np.ndarray, labels: Sequence[str]) -> float:
     """Leave-one-out of the whole fit: for each occurrence i, s is chosen on the others (their own leave-one-out
     score), then i is scored by its nearest other occurrence in that mix. sims: (G, n, n), one per weighting."""
     n = sims.shape[1]
-    same = _same(labels)
+    same = same_label(labels)
     hits = []
     for i in range(n):
         rest = np.flatnonzero(np.arange(n) != i)
@@ -172,8 +157,8 @@ def _nested(sims: np.ndarray, grid: np.ndarray, labels: Sequence[str]) -> float:
             g = int(np.argmin(np.linalg.norm(grid - 1.0 / grid.shape[1], axis=1)))
         else:
             sub = np.ix_(rest, rest)
-            g = _best(np.array([np.mean(_nn_scores(m[sub], same[sub])) for m in sims]), grid)[0]
-        hits.append(_nn_scores(sims[g], same)[i])
+            g = _best(np.array([np.mean(nn_scores_from_same(m[sub], same[sub])) for m in sims]), grid)[0]
+        hits.append(nn_scores_from_same(sims[g], same)[i])
     return float(np.mean(hits))
 
 
@@ -206,10 +191,10 @@ def fit_mix(layers: np.ndarray, labels: Sequence[str | None], step: float = GRID
     step = grid_step_for(num_layers, step)
     grams = _grams(layers[:, given])
     grid = simplex_grid(num_layers, step)
-    same = _same(names)
+    same = same_label(names)
     keep = len(given) <= NESTED_MAX  # the nested score reuses every weighting's similarities (G n^2 floats)
     sims = [_similarities(grams, s) for s in grid] if keep else None
-    scores = np.array([np.mean(_nn_scores(m, same)) for m in sims] if keep else
+    scores = np.array([np.mean(nn_scores_from_same(m, same)) for m in sims] if keep else
                       [_accuracy_of(grams, s, same) for s in grid])
     best, tied = _best(scores, grid)
     single = tuple(_accuracy_of(grams, np.eye(num_layers)[j], same) for j in range(num_layers))
@@ -229,7 +214,7 @@ def accuracy(layers: np.ndarray, labels: Sequence[str | None], s: Sequence[float
         raise ValueError(f"scoring needs at least {MIN_LABELLED} labelled occurrences of at least {MIN_SENSES} senses")
     given = labelled(labels)
     return _accuracy_of(_grams(layers[:, given]), np.asarray(s, dtype=np.float64),
-                        _same([str(labels[i]) for i in given]))
+                        same_label([str(labels[i]) for i in given]))
 
 
 def _pct(v: float) -> str:

@@ -26,11 +26,25 @@ def nn_scores_from_similarity(sims: np.ndarray, labels: Sequence[str]) -> np.nda
     Returns: float64 (n,): for each item the fraction of its nearest other items (ties within
         TIE_TOLERANCE, so identical vectors give the expected score of a random pick) that share its label.
     """
+    return nn_scores_from_same(sims, same_label(labels))
+
+
+def same_label(labels: Sequence[str]) -> np.ndarray:
+    """bool (n, n): whether items i and j carry the same label."""
+    lab = np.asarray(labels, dtype=object)
+    return lab[:, None] == lab[None, :]
+
+
+def nn_scores_from_same(sims: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """``nn_scores_from_similarity`` with the labels compared beforehand (``same_label``), for callers that score
+    many similarity matrices of the same items (the explorer's fit of s scores every weighting of a grid).
+
+    Args: sims float (n, n), larger = nearer (not modified); same bool (n, n).
+    Returns: float64 (n,), as ``nn_scores_from_similarity``.
+    """
     sims = np.array(sims, copy=True)
     np.fill_diagonal(sims, -np.inf)
     tied = sims >= sims.max(axis=1, keepdims=True) - TIE_TOLERANCE
-    lab = np.asarray(labels, dtype=object)
-    same = lab[:, None] == lab[None, :]
     return (tied & same).sum(axis=1) / tied.sum(axis=1)
 
 
