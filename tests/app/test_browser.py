@@ -17,15 +17,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from deploy.replicas import free_port, healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
@@ -68,24 +68,10 @@ def _skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-            return r.read().decode().strip() == "ok"
-    except OSError:
-        return False
-
-
 @pytest.fixture
 def app_url(tmp_path):
     """The explorer on a free port with the tiny fixture model; stopped (whole process group) afterwards."""
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ,
                PYTHONPATH=str(ROOT),  # this checkout's app and elmo_core, whichever copy is installed
                ELMO_EXPLORER_OPTIONS=str(FIXTURE / "options.json"),
@@ -104,7 +90,7 @@ def app_url(tmp_path):
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not _healthy(url):
+        while not healthy(url):
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{(tmp_path / 'streamlit.log').read_text()}")
             if time.monotonic() > deadline:

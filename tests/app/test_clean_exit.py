@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -27,18 +26,14 @@ from pathlib import Path
 
 import pytest
 
+from deploy.replicas import free_port, healthy
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 ABORT = "terminate called"
 STARTUP_TIMEOUT = 60
 STOP_TIMEOUT = 40  # the server waits at most app.background.EXIT_WAIT_S (8 s) for its threads, then exits
 LINK = "ex=bank&word=bank"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -54,7 +49,7 @@ class Server:
     """``streamlit run app/streamlit_app.py`` as `make app` runs it, on a free port; its output in a file."""
 
     def __init__(self, tmp_path: Path):
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp_path / f"streamlit-{self.port}.log"
         self._log = open(self.log_path, "wb")
@@ -70,13 +65,7 @@ class Server:
 
     def wait_healthy(self) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        return
-            except OSError:
-                pass
+        while not healthy(self.url):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the server did not start (exit {self.proc.poll()}):\n{self.log()[-3000:]}")
             time.sleep(0.2)
