@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 # numba's cache of UMAP's compiled code: inside the venv (writable, and tied to the package versions installed
-# there; app/projections.py's numba_cache_dir() picks the same folder when a server starts without this Makefile).
+# there; app/explore/projections.py's numba_cache_dir() picks the same folder when a server starts without this Makefile).
 # Filled once by the install step below, read by every server and test started from here.
 NUMBA_CACHE_DIR ?= $(abspath $(VENV))/numba-cache
 export NUMBA_CACHE_DIR
@@ -21,7 +21,7 @@ $(BIN)/python:
 $(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -r requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .   # elmo_core importable anywhere in the venv, plus the console scripts
-	$(BIN)/python -c "from app.projections import UmapWarmUp; w = UmapWarmUp().run_now(); \
+	$(BIN)/python -c "from app.explore.projections import UmapWarmUp; w = UmapWarmUp().run_now(); \
 		print('UMAP compiled into $(NUMBA_CACHE_DIR):', w.state, f'{w.seconds:.0f} s', w.error)"
 	touch $@
 

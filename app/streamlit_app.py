@@ -1,8 +1,8 @@
 """ELMo Explorer: entry point. ``streamlit run app/streamlit_app.py``
 
 Sets up the page, the navigation (Explorer; Layer probes when ``app/views/layers.py`` exists), a session's
-start from its link (``app.state.start_session``), presentation mode and the shared sidebar model panel.
-Configuration is read from environment variables, see ``app/resources.py``.
+start from its link (``app.session.state.start_session``), presentation mode and the shared sidebar model panel.
+Configuration is read from environment variables, see ``app/serving/resources.py``.
 """
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import streamlit as st
 
 # `app` is an installed package (`make app` installs the checkout in editable mode, the Docker image sets
 # PYTHONPATH), so this script imports it like any other package, from wherever it is installed.
-from app import resources, state
-from app.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
-from app.downloads import size_text
-from app.safe import md, md_with_code
+from app.serving import resources
+from app.session import state
+from app.explore.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
+from app.serving.downloads import size_text
+from app.render.safe import md, md_with_code
 
 HERE = Path(__file__).resolve().parent
 
@@ -80,7 +81,7 @@ SIDEBAR_CLOSED = "_app_sidebar_closed"  # presentation mode has closed the sideb
 
 
 def start_from_link() -> None:
-    """A session's first run: the view its link asks for (``app.state``), before anything is drawn."""
+    """A session's first run: the view its link asks for (``app.session.state``), before anything is drawn."""
     try:
         models = resources.model_choices()
         unavailable = resources.unavailable_models() if models else {}
@@ -288,7 +289,7 @@ def model_panel():
 def published_models(current_key: str) -> None:
     """The published ELMo models: a cached one is offered in the Model radio above; the others show their size
     and the command that downloads them, and, when the operator allows it (``ELMO_EXPLORER_ALLOW_DOWNLOADS=1``),
-    a Download button. A download runs in the background (``app.downloads``: one per model whatever the number
+    a Download button. A download runs in the background (``app.serving.downloads``: one per model whatever the number
     of sessions); its progress is redrawn every second without the rest of the page, and when it ends the whole
     page reruns once, so the model appears in the radio."""
     downloads = resources.downloads()

@@ -1,11 +1,11 @@
 """The explorer server's memory with a model loaded the way a user loads it: what the upload check does with the
 hostile-input review's wide model, and the peak resident memory of the app's two largest biLM calls (the layer-0
 vocabulary pass of the reference corpus's 50,000 words, and one page call of 32 sentences of 100 tokens), both
-bounded by ``ELMO_EXPLORER_WORK_MB`` (``app.memory.WorkingMemory``).
+bounded by ``ELMO_EXPLORER_WORK_MB`` (``app.serving.memory.WorkingMemory``).
 
     nice .venv/bin/python benchmarks/app_memory.py [--words 50000] [--threads 2] [--cases wide-refused,wide,...]
 
-Each case runs in a fresh process on the CPU, calling the app's own functions (``app.resources``, outside a
+Each case runs in a fresh process on the CPU, calling the app's own functions (``app.serving.resources``, outside a
 Streamlit server): "rss" is the resident set size after the model is in memory, "peak" the process's peak
 (``VmHWM``, reset before each call) during the call; both include Python, torch and the app's imports (about
 350 MB). Cases:
@@ -37,7 +37,7 @@ if threads:
 import streamlit.logger
 streamlit.logger.set_log_level("error")
 logging.disable(logging.WARNING)
-from app import memory, resources
+from app.serving import memory, resources
 from elmo_core import Embedder
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
@@ -97,7 +97,7 @@ out["held_vocab"] = memory.VOCABULARY_MARGIN * out["estimate_vocab"]
 model.embedder.embed_batch([["ab", "cd"]])  # warmed up: one-off buffers (oneDNN's packed weights) are the model's
 corpus = resources.reference_corpus()[0]
 words = corpus.vocabulary(words_wanted)
-from app.type_vectors import TypeVectors
+from app.serving.type_vectors import TypeVectors
 sentences = [[f"word{i}"] * 100 for i in range(32)]
 out["rss"] = rss()
 reset_peak()

@@ -8,9 +8,9 @@ Usage:
 Model: --checkpoint (our format) or --options + --weights (published ELMo); else the app's default model
 (``elmo_core.model.loading.load_embedder``: the same rule as the command line and the app).
 
-(a) slider path: what the explorer page runs when a weight slider moves: ``app.frame.compute_frame`` (scalar
+(a) slider path: what the explorer page runs when a weight slider moves: ``app.explore.frame.compute_frame`` (scalar
     mix, warm-started projection + Procrustes, layer-0 / mix / reference neighbours, the four similarity
-    matrices, the mix's separation score) and the page's three figures of the frame (``app.map_chart.frame_chart``, ``app.figures.frame_*``)
+    matrices, the mix's separation score) and the page's three figures of the frame (``app.render.map_chart.frame_chart``, ``app.render.figures.frame_*``)
     with their JSON as st.plotly_chart sends it, for --occurrences occurrences of one word, one per sentence, without labels (the costlier
     separation path) and with two labels; median and per-phase medians over --moves moves, after warm-up.
 (b) a new set of 20 labelled sentences to its first full view: tokenizing, picking the word, the biLM on
@@ -22,8 +22,8 @@ Model: --checkpoint (our format) or --options + --weights (published ELMo); else
 (d) t-SNE and the new views, on the (a) set of --occurrences unlabelled occurrences, after warm-up: a t-SNE map
     from scratch (``compute_frame`` with projection "tsne" and no previous frame: PCA init, capped iterations;
     target 1 s at 200 points) and a warm-started t-SNE refit (a slider move); the small multiples
-    (``app.frame.layer_maps``: each layer projected with UMAP, then aligned) first and after a slider move
-    (layer fits reused); and two models compared after a slider move (``app.compare.compare``: two frames
+    (``app.explore.frame.layer_maps``: each layer projected with UMAP, then aligned) first and after a slider move
+    (layer fits reused); and two models compared after a slider move (``app.explore.compare.compare``: two frames
     with the "auto" projection, UMAP at 200 points, warm-started, + alignment), here
     the same model under two keys; medians of --trials.
 
@@ -45,12 +45,12 @@ import plotly.io as pio
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from app import activations, inputs, mixing, projections
-from app import figures, map_chart  # noqa: E402
-from app.examples import EXAMPLE_SETS  # noqa: E402
-from app import compare  # noqa: E402
-from app import state as state_  # noqa: E402
-from app.frame import Controls, Reference, compute_frame, layer_maps, occurrence_layers  # noqa: E402
+from app.explore import activations, inputs, mixing, projections
+from app.render import figures, map_chart  # noqa: E402
+from app.explore.examples import EXAMPLE_SETS  # noqa: E402
+from app.explore import compare  # noqa: E402
+from app.session import state as state_  # noqa: E402
+from app.explore.frame import Controls, Reference, compute_frame, layer_maps, occurrence_layers  # noqa: E402
 from elmo_core.data.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
 
 K = 10  # neighbours shown (the page's default)
@@ -90,7 +90,7 @@ def reference_tokens(word: str, lines: list[str]) -> list[tuple[str, ...]]:
     cap ``MAX_REFERENCE_SENTENCES``); [] without a corpus."""
     import streamlit.logger
     streamlit.logger.set_log_level("error")  # "No runtime found" warnings: its cache works without a server
-    from app.resources import reference_for_word
+    from app.serving.resources import reference_for_word
     return reference_for_word(word, inflections=False)[0]
 
 
@@ -292,7 +292,7 @@ def views_rows(embedder, model_key, n_occ, trials) -> list:
 UMAP_CHILD = r"""
 import json, sys, time
 import numpy as np
-from app.projections import _umap_fit, import_umap, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
+from app.explore.projections import _umap_fit, import_umap, l2_normalise  # the app's own UMAP call (parameters, warm-start path)
 t0 = time.perf_counter()
 import_umap()  # as the app imports it: numba's on-disk cache on for every UMAP function (`make app` fills it)
 t1 = time.perf_counter()

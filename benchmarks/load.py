@@ -49,10 +49,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-MAP_KEY = "explorer_map_chart"  # app.state.MAP_CHART (not imported: the benchmark reads the page, not the app)
-TEXT_KEY = "explorer_sentences"  # app.state.SENTENCES
-MIN_POINTS_FOR_MAP = 3  # app.projections.MIN_POINTS_FOR_MAP: fewer occurrences get no map
-OCCURRENCE = "occurrence"  # app.map_chart.OCCURRENCE: the map's rows that are the word's occurrences (not the grey
+MAP_KEY = "explorer_map_chart"  # app.session.state.MAP_CHART (not imported: the benchmark reads the page, not the app)
+TEXT_KEY = "explorer_sentences"  # app.session.state.SENTENCES
+MIN_POINTS_FOR_MAP = 3  # app.explore.projections.MIN_POINTS_FOR_MAP: fewer occurrences get no map
+OCCURRENCE = "occurrence"  # app.render.map_chart.OCCURRENCE: the map's rows that are the word's occurrences (not the grey
 # other words, not the query's ring)
 MAX_SESSIONS = 64
 CACHE_RUNS = 2  # runs a cached message survives unused (the browser, too, drops what recent runs did not use)

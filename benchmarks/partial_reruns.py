@@ -84,7 +84,7 @@ def eager_frames() -> None:
     """``--eager-frame``: every part of the frame computed on every move, whatever view is open (neighbours, the
     reference corpus, layer 0, the matrices, the scores, the clusters), as the page did before the frame computed
     them when a view first reads them: the other arm of an A/B on one checkout."""
-    from app import frame as fr
+    from app.explore import frame as fr
     compute = fr.compute_frame
 
     def every_part(*args, **kwargs):
@@ -92,7 +92,7 @@ def eager_frames() -> None:
         for name in ("neighbours", "reference_neighbours", "layer0_neighbours", "panels", "separation", "clusters"):
             getattr(frame, name)
         return frame
-    fr.compute_frame = every_part  # the page imports it from app.frame on each run
+    fr.compute_frame = every_part  # the page imports it from app.explore.frame on each run
 
 
 def _free_port() -> int:

@@ -8,7 +8,7 @@ Usage (from the repository root; --vocab 50000 is the app's vocabulary)::
                                                      [--words bank spring the]
 
 Model: --checkpoint (our format), else the shipped default (``elmo_core.model.loading.load_embedder``). The figures
-are wall-clock seconds of the calls the app makes (``app.type_vectors.TypeVectors.run_now``,
+are wall-clock seconds of the calls the app makes (``app.serving.type_vectors.TypeVectors.run_now``,
 ``TypeVectors.neighbours``, ``ReferenceCorpus.load``, ``Embedder.embed_batch`` on
 ``ReferenceCorpus.contexts(..., resources.MAX_REFERENCE_SENTENCES)``).
 """
@@ -37,8 +37,8 @@ def main(argv=None) -> int:
     import streamlit.logger
     streamlit.logger.set_log_level("error")
     from elmo_core.data.wordforms import word_forms
-    from app.resources import MAX_REFERENCE_SENTENCES
-    from app.type_vectors import TypeVectors
+    from app.serving.resources import MAX_REFERENCE_SENTENCES
+    from app.serving.type_vectors import TypeVectors
     from elmo_core.model.loading import load_embedder
     from elmo_core.data.reference import ReferenceCorpus
 

@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     import json
     import random
 
-    from app.examples import EXAMPLE_SETS
+    from app.explore.examples import EXAMPLE_SETS
     from elmo_core.probes import split_documents
 
     t0 = time.time()

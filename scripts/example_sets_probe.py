@@ -2,7 +2,7 @@
 
 Usage: python scripts/example_sets_probe.py [--model default | --checkpoint DIR]
 
-Each example set (``app/examples.py``) is read as sense items (its bracketed labels are the senses, its word the
+Each example set (``app/explore/examples.py``) is read as sense items (its bracketed labels are the senses, its word the
 target: the first token of a sentence that counts as the word, as in ``elmo_core.data.senses``) and scored with
 ``elmo_core.probes.loo_sense``: % of occurrences whose nearest other occurrence (cosine) has the same sense, in
 layer 2 and in the equal mix (the explorer's default weights). Sets of 12-16 sentences: one sentence is 6-8 points.
@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--model", default="default", help="a bundled model's name")
     ap.add_argument("--checkpoint", type=Path, help="a checkpoint folder instead (e.g. an older assets/default)")
     args = ap.parse_args()
-    from app.examples import EXAMPLE_SETS
+    from app.explore.examples import EXAMPLE_SETS
     from elmo_core import Embedder
     from elmo_core.probes.loo_sense import loo_sense_probe
     from elmo_core.data.senses import read_sense_sentences

@@ -3,9 +3,9 @@
 Usage: python scripts/senses_and_fit.py [--sets bank play ...]
 
 For each example set, with the default model, at equal weights: the automatic number of clusters before issue
-29 (best silhouette over 2..6, clusters of any size) and now (``app.clusters.discover``: clusters of at least
+29 (best silhouette over 2..6, clusters of any size) and now (``app.explore.clusters.discover``: clusters of at least
 ``min_cluster_size``, "no clear clusters" below a silhouette of ``CLEAR_SILHOUETTE``), each with its cluster sizes
-and adjusted Rand index against the set's labels; then ``app.fit_mix.fit_mix``: the fitted s, its leave-one-out
+and adjusted Rand index against the set's labels; then ``app.explore.fit.fit_mix``: the fitted s, its leave-one-out
 1-NN accuracy, equal weights', each layer's alone and the nested score; and the page's note on the layers.
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
-    from app import clusters as cl
-    from app import activations, inputs, mixing
-    from app import fit_mix as fm
-    from app.examples import EXAMPLE_SETS
+    from app.explore import clusters as cl
+    from app.explore import activations, inputs, mixing
+    from app.explore import fit as fm
+    from app.explore.examples import EXAMPLE_SETS
     from elmo_core import Embedder
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

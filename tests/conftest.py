@@ -164,8 +164,8 @@ BANK_TEXT = """[river] We sat on the bank of the river.
 @pytest.fixture(scope="module")
 def bank(embedder):
     """(token table, occurrences of "bank") of six labelled sentences on the tiny fixture biLM: the input of
-    ``app.frame.compute_frame`` and ``app.compare.compare``."""
-    from app import activations, inputs
+    ``app.explore.frame.compute_frame`` and ``app.explore.compare.compare``."""
+    from app.explore import activations, inputs
 
     parsed = inputs.parse_input(BANK_TEXT)
     table = activations.TokenTable(parsed.lines, embedder.embed_batch([list(ln.tokens) for ln in parsed.lines]))
@@ -173,7 +173,7 @@ def bank(embedder):
 
 
 def frame_of(at):
-    """The ``app.frame.Frame`` the explorer page drew in its last run (an AppTest of the app)."""
+    """The ``app.explore.frame.Frame`` the explorer page drew in its last run (an AppTest of the app)."""
     return at.session_state["explorer_frame"]
 
 
@@ -270,8 +270,8 @@ def wide_model_files(tmp_path_factory) -> tuple[bytes, bytes]:
 def default_bank():
     """(layers float32 (3, 12, 256), labels) of "bank" in the explorer's "bank" example set, with the shipped
     default model: the numbers issue 29 measured the Senses tab and "fit s" on."""
-    from app import activations, inputs
-    from app.examples import EXAMPLE_SETS
+    from app.explore import activations, inputs
+    from app.explore.examples import EXAMPLE_SETS
     from elmo_core import Embedder
 
     example = EXAMPLE_SETS["bank"]

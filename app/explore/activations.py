@@ -7,8 +7,8 @@ import threading
 
 import numpy as np
 
-from app.inputs import Line, Occurrence
-from app.mixing import scalar_mix, sentence_layer_norm
+from app.explore.inputs import Line, Occurrence
+from app.explore.mixing import scalar_mix, sentence_layer_norm
 from elmo_core.model.embedder import Progress, embed_in_chunks
 
 

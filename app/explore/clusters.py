@@ -7,7 +7,7 @@ occurrences (average linkage likes to cut off one or two outliers, which lifts t
 a sense), and it answers "no clear clusters" (k = 1, one group) when even the best such split has a silhouette
 below ``CLEAR_SILHOUETTE``. The explorer's "separation without labels" score is the silhouette of the best
 such split, so the Layers tab and the Senses tab never disagree about how many groups there are. No Streamlit
-here, and no import of other app modules (``app.neighbours`` builds on this one).
+here, and no import of other app modules (``app.explore.neighbours`` builds on this one).
 
 Dims: n occurrences, D = 2P.
 """

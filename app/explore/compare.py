@@ -1,6 +1,6 @@
 """Two models on the same sentences and word: one frame per model, their maps aligned, their scores side by side.
 
-Each model's activations go through ``app.frame.compute_frame`` with the same controls (the weights padded or
+Each model's activations go through ``app.explore.frame.compute_frame`` with the same controls (the weights padded or
 cut to the model's number of layers), so each side is exactly what the explorer would show for that model.
 The second map is Procrustes-aligned onto the first (same occurrences, same order): a rotation or reflection
 of a projection means nothing, so without it two equal arrangements could look different. No Streamlit here.
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app import activations, inputs, mixing, projections
-from app.frame import Controls, Frame, compute_frame, layer_name
+from app.explore import activations, inputs, mixing, projections
+from app.explore.frame import Controls, Frame, compute_frame, layer_name
 
 
 @dataclass

@@ -8,7 +8,7 @@ occurrences, each occurrence taking the sense of its nearest other occurrence, s
 against itself and s cannot simply memorise the labels. Ties (frequent with a dozen sentences: accuracy moves
 in steps of 1/n) go to the s nearest to equal weights, then to the first in grid order: the same input always
 gives the same s. γ scales every vector alike, so it changes no cosine and is not fitted. The score is the
-explorer's own "1-NN accuracy" of the mix (``app.neighbours.knn_accuracy``; ties between neighbours count
+explorer's own "1-NN accuracy" of the mix (``app.explore.neighbours.knn_accuracy``; ties between neighbours count
 fractionally), so the Similarity tab shows the same number once the sliders hold the fitted s. Being the best of
 many tries on the same labels, that number flatters the fit; the nested score (``MixFit.nested``: s chosen
 without each occurrence in turn, then tested on it) does not. On the default model's 34-word sense probe
@@ -121,7 +121,7 @@ def _grams(layers: np.ndarray) -> np.ndarray:
 
 def _similarities(grams: np.ndarray, s: np.ndarray) -> np.ndarray:
     """float64 (n, n) cosine similarities of the mix sum_j s_j h_j from the layers' Gram blocks (a zero vector
-    has similarity 0 to everything, as ``app.neighbours.cosine_matrix`` gives it)."""
+    has similarity 0 to everything, as ``app.explore.neighbours.cosine_matrix`` gives it)."""
     num_layers, n = grams.shape[0], grams.shape[2]
     dots = (np.outer(s, s).reshape(-1) @ grams.reshape(num_layers * num_layers, n * n)).reshape(n, n)
     norms = np.sqrt(np.clip(np.diag(dots), 0.0, None))
@@ -167,7 +167,7 @@ def fit_mix(layers: np.ndarray, labels: Sequence[str | None], step: float = GRID
 
     Args:
         layers: float (L + 1, n, D), every layer's vectors of the n occurrences (layer-normed when the page's
-            mix is: ``app.frame.occurrence_layers``); float32 is fine, the scores are computed in float64.
+            mix is: ``app.explore.frame.occurrence_layers``); float32 is fine, the scores are computed in float64.
         labels: n sense labels, None (or "") for an unlabelled occurrence, which is left out.
         step: the grid's step over the simplex (coarser for many layers, see ``grid_step_for``).
     Returns:

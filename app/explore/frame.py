@@ -18,10 +18,10 @@ from functools import cached_property
 
 import numpy as np
 
-from app import activations, inputs, mixing, neighbours, projections
-from app.clusters import NO_CLUSTER, SenseClusters, discover, no_clear_clusters_note
-from app.display import Kwic, kwic, plural
-from app.safe import md
+from app.explore import activations, inputs, mixing, neighbours, projections
+from app.explore.clusters import NO_CLUSTER, SenseClusters, discover, no_clear_clusters_note
+from app.render.display import Kwic, kwic, plural
+from app.render.safe import md
 
 MAX_MATRIX_OCCURRENCES = 150  # similarity matrices spread this many occurrences at most
 CONTEXT_CHARS = 60  # characters of context on each side of a neighbour's target (the table clips further)
@@ -336,7 +336,7 @@ def compute_frame(table: activations.TokenTable, occurrences: Sequence[inputs.Oc
         reference: the reference corpus for the word, for its neighbours column (None: no column).
         umap_state: ignored: the map never depends on UMAP's warm-up (a UMAP map waits for it); accepted so that
             callers written before still run.
-        types: the model's ``app.type_vectors.TypeVectors`` for the layer-0 column (None, or not ready yet:
+        types: the model's ``app.serving.type_vectors.TypeVectors`` for the layer-0 column (None, or not ready yet:
             the input's word types instead; ``Frame.layer0_note`` says which).
     Returns: the Frame.
     """

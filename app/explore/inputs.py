@@ -11,8 +11,8 @@ import functools
 import re
 
 
-from app.display import plural
-from app.safe import visible
+from app.render.display import plural
+from app.render.safe import visible
 from elmo_core.data.wordforms import is_form, same_case, word_forms
 
 

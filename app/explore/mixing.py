@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.blas import one_blas_thread
+from app.explore.blas import one_blas_thread
 
 
 def softmax(w: Sequence[float]) -> np.ndarray:
@@ -51,7 +51,7 @@ def sentence_layer_norm(acts: np.ndarray, offsets: np.ndarray, eps: float = 1e-1
     return out
 
 
-# ---- slider ranges and presets (the link itself: ``app.state``) ----------------------------------------------
+# ---- slider ranges and presets (the link itself: ``app.session.state``) ----------------------------------------------
 W_RANGE = (-5.0, 5.0)
 GAMMA_RANGE = (0.1, 3.0)
 

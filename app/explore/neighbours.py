@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.activations import TokenTable
-from app.blas import one_blas_thread
-from app.clusters import discover
-from app.display import plural
-from app.inputs import is_wordlike
+from app.explore.activations import TokenTable
+from app.explore.blas import one_blas_thread
+from app.explore.clusters import discover
+from app.render.display import plural
+from app.explore.inputs import is_wordlike
 from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 
 
@@ -128,7 +128,7 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     """Silhouette (cosine) and, with sense labels, leave-one-out 1-NN accuracy.
 
     Without labels (fewer than 2 distinct ones), the silhouette is that of the best 2..6-cluster split found
-    by average-linkage clustering (``app.clusters.discover``, clusters of ``min_cluster_size`` or more; also
+    by average-linkage clustering (``app.explore.clusters.discover``, clusters of ``min_cluster_size`` or more; also
     when it is too low to count as clusters): how clearly the occurrences fall into groups at all.
     """
     from sklearn.metrics import silhouette_score

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from app import mixing
-from app.safe import hide_paths, plot
-from app.state import W_RANGE, W_STEP, set_layer_weights
+from app.explore import mixing
+from app.render.safe import hide_paths, plot
+from app.session.state import W_RANGE, W_STEP, set_layer_weights
 from elmo_core import probes
 from elmo_core.probes import ProbeReport, Progress, TaskResult
 from elmo_core.paths import DEFAULT_PROBE_RESULTS
@@ -113,7 +113,7 @@ def matching_report(report: ProbeReport | None, fingerprint: str, model_key: str
 
 def data_problems(wordnet_dir=None, brown_dir=None, show_paths: bool = True) -> list[str]:
     """What is missing for computing the probes here (empty list: all there); without ``show_paths`` the folders
-    searched on the server are left out (``app.safe.hide_paths``), the commands that fix it stay."""
+    searched on the server are left out (``app.render.safe.hide_paths``), the commands that fix it stay."""
     problems = probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
     return problems if show_paths else [hide_paths(p) for p in problems]
 
@@ -151,12 +151,12 @@ def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RA
 
 
 def softmax(w: Sequence[float]) -> list[float]:
-    """s = softmax(w) as a list (``app.mixing.softmax``)."""
+    """s = softmax(w) as a list (``app.explore.mixing.softmax``)."""
     return mixing.softmax(w).tolist()
 
 
 def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) -> list[float]:
-    """Set the explorer's weight sliders to a task's learned s (``app.state.set_layer_weights``, the one writer
+    """Set the explorer's weight sliders to a task's learned s (``app.session.state.set_layer_weights``, the one writer
     of the sliders, which also updates the explorer's remembered view). Returns the raw w that was set.
     Raises: ValueError when s does not have ``num_layers`` values.
     """

@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from app.blas import one_blas_thread
-from app.neighbours import cosine_distances
+from app.explore.blas import one_blas_thread
+from app.explore.neighbours import cosine_distances
 
 
 MAX_CONTEXT_POINTS = 1500  # grey context tokens drawn on the map
@@ -83,7 +83,7 @@ def import_umap():
 class UmapWarmUp:
     """UMAP's import and first fits in a fresh process: 'off', 'warming', 'ready' or 'failed'.
 
-    Started once per server process in a background thread (``app.resources.umap_warm_up``), and run once at
+    Started once per server process in a background thread (``app.serving.resources.umap_warm_up``), and run once at
     install by `make app` and the Docker build (``run_now``), which fills numba's on-disk cache: the warm-up then
     takes about 3 s instead of about 40 s. The maps never depend on this state ("auto" is UMAP from
     ``MIN_POINTS_FOR_UMAP`` points, always): a UMAP map asked for while it is 'warming' waits for it (the page's
@@ -98,7 +98,7 @@ class UmapWarmUp:
 
     def start(self) -> "UmapWarmUp":
         if self._thread is None:
-            from app import background
+            from app.serving import background
             self.state = "warming"
             self._thread = background.start(self._run, "umap-warm-up")
         return self
@@ -118,7 +118,7 @@ class UmapWarmUp:
     def _run(self) -> None:
         import time
 
-        from app import background
+        from app.serving import background
         start = time.perf_counter()
         try:
             rng = np.random.default_rng(0)
@@ -283,7 +283,7 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
         previous: (n, 2) layout of the same points from the last call: UMAP and t-SNE start from it and
             every result is Procrustes-aligned to it, so the map stays put while weights change.
         seed: random seed (UMAP, t-SNE).
-    Raises: what UMAP or t-SNE raise when they fail (``app.frame`` then shows PCA and says why).
+    Raises: what UMAP or t-SNE raise when they fail (``app.explore.frame`` then shows PCA and says why).
     """
     if method not in PROJECTIONS:
         raise ValueError(f"unknown projection {method!r}; choose one of {PROJECTIONS}")

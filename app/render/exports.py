@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.inputs import Line, Occurrence
-from app.safe import plot, vega
+from app.explore.inputs import Line, Occurrence
+from app.render.safe import plot, vega
 
 FORMULA_PREFIXES = ("=", "+", "-", "@")  # what spreadsheets read as the start of a formula (OWASP CSV injection)
 _BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
@@ -51,7 +51,7 @@ class Settings:
 
     @classmethod
     def of_frame(cls, frame, model: str) -> Settings:
-        """The settings of an ``app.frame.Frame`` drawn with the model shown as ``model``."""
+        """The settings of an ``app.explore.frame.Frame`` drawn with the model shown as ``model``."""
         c = frame.controls
         return cls(model, frame.word, tuple(float(v) for v in c.weights), tuple(float(v) for v in frame.s),
                    float(c.gamma), bool(c.layer_norm), frame.projection.method, bool(c.inflections))

@@ -10,9 +10,9 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from app.inputs import Line, Occurrence
-from app.neighbours import Separation
-from app.safe import plot
+from app.explore.inputs import Line, Occurrence
+from app.explore.neighbours import Separation
+from app.render.safe import plot
 
 PALETTE = qualitative.D3 + qualitative.Set2
 MAX_LEGEND_SENTENCES = 20  # colour by sentence with a legend up to this many sentences, else a colour scale
@@ -137,10 +137,10 @@ def separation_chart(names: Sequence[str], scores: Sequence[Separation]) -> go.F
 
 
 # ---- the explorer's figures of one frame (the page and the speed benchmark draw the same; the contexts map is
-# app.map_chart's Vega-Lite chart) ----------------------------------------------------------------------------------
+# app.render.map_chart's Vega-Lite chart) ----------------------------------------------------------------------------------
 def small_multiples(maps, occurrences: Sequence[Occurrence], lines: Sequence[Line], color_by: str = "label",
                     clusters: Sequence[int] | None = None, title: str = "") -> go.Figure:
-    """One panel per layer and the mix (``app.frame.LayerMaps``), side by side on shared axes (the panels are
+    """One panel per layer and the mix (``app.explore.frame.LayerMaps``), side by side on shared axes (the panels are
     aligned to the mix's layout, so equal positions mean the same place). Colours as in the contexts map,
     one legend for all panels."""
     k = len(maps.names)

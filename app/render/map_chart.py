@@ -6,8 +6,8 @@ Vega-Lite chunk is about a fifth of plotly.js, which a fresh session otherwise d
 first map (docs/performance.md, "The contexts map's renderer"). One table holds every drawn point, one row each,
 with a ``role``: the word's occurrences, the sentences' other words (grey) and the neighbours query (a ring over its
 occurrence). A click on an occurrence selects the point-selection parameter ``PICK`` with the field ``idx`` (the
-occurrence's index), which ``app.state.clicked_occurrence`` reads back. Text here is plain text: Vega draws titles
-and legends as text and its tooltip escapes what it shows, so user text goes through ``app.safe.vega`` only (no
+occurrence's index), which ``app.session.state.clicked_occurrence`` reads back. Text here is plain text: Vega draws titles
+and legends as text and its tooltip escapes what it shows, so user text goes through ``app.render.safe.vega`` only (no
 HTML entities).
 
 A slider move redraws the map, so a move costs little here: the spec is a plain dict (no Altair chart object and
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from app.inputs import Line, Occurrence
-from app.figures import GREY, MAX_LEGEND_SENTENCES, PALETTE, _label_of, cluster_of
-from app.safe import vega
+from app.explore.inputs import Line, Occurrence
+from app.render.figures import GREY, MAX_LEGEND_SENTENCES, PALETTE, _label_of, cluster_of
+from app.render.safe import vega
 
 PICK = "pick"  # the point-selection parameter; its selection holds [{"idx": occurrence index}]
 VIEW = "view"  # the pan and zoom of the map's scales (not sent to the server)
@@ -340,7 +340,7 @@ def contexts_chart(coords: np.ndarray, occurrences: Sequence[Occurrence], lines:
         coords: (n, 2) map coordinates of the occurrences.
         selected: index of the occurrence used as the neighbours query (drawn with a ring).
         context_coords: (m, 2) coordinates of the other tokens; ``context_rows`` holds their (line, position).
-        title: plain text (``app.safe.vega``); long titles break into lines.
+        title: plain text (``app.render.safe.vega``); long titles break into lines.
         clusters: (n,) cluster number per occurrence (-1: none), for ``color_by="cluster"`` (None there: this mix
             has no clear clusters, and the legend says so).
         height: the chart's height in px (its width is the page's).
@@ -395,7 +395,7 @@ def _texts_of(frame, occurrences: Sequence[Occurrence], table) -> MapTexts:
 
 def frame_chart(frame, occurrences: Sequence[Occurrence], table, color_by: str, title: str = "", height: int = 520,
                 font: int = FONT) -> MapChart | None:
-    """The contexts map of an ``app.frame.Frame``; None when the frame has no map. ``title``: plain text.
+    """The contexts map of an ``app.explore.frame.Frame``; None when the frame has no map. ``title``: plain text.
 
     The occurrences are clustered (``frame.cluster_labels``) only when the map is coloured by cluster: the hover
     text names a point's cluster then, and only then."""
@@ -411,7 +411,7 @@ def frame_chart(frame, occurrences: Sequence[Occurrence], table, color_by: str, 
 
 def comparison_charts(sides, occurrences: Sequence[Occurrence], table, color_by: str,
                       font: int = FONT) -> list[MapChart | None]:
-    """The contexts map of each side of ``app.compare.compare`` (None for a side without a map), 420 px high. Each
+    """The contexts map of each side of ``app.explore.compare.compare`` (None for a side without a map), 420 px high. Each
     side clusters on its own, so "cluster" colours by label instead (the same colour then means the same on both)."""
     color_by = "label" if color_by == "cluster" else color_by
     return [frame_chart(side.frame, occurrences, table, color_by, height=420, font=font,

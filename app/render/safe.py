@@ -84,7 +84,7 @@ def plot(text: object) -> str:
 
 
 def vega(text: object) -> str:
-    """``text`` for a Vega-Lite chart (``app.map_chart``: title, legend, hover): Vega draws it as text and its
+    """``text`` for a Vega-Lite chart (``app.render.map_chart``: title, legend, hover): Vega draws it as text and its
     tooltip escapes it, so only control and format characters are replaced (``clean_line``), no entities."""
     return clean_line(str(text))
 

@@ -7,7 +7,7 @@ with one copy), or joins the one that is running. ``Downloads.get(name)`` return
 (``DownloadState``) that any session may draw. When it ends the model is in the cache, so the model panel
 offers it like any other cached model; a failed download keeps its one-line error until the next start.
 
-No Streamlit import: ``app.resources`` keeps one ``Downloads`` per server process.
+No Streamlit import: ``app.serving.resources`` keeps one ``Downloads`` per server process.
 """
 from __future__ import annotations
 

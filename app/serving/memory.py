@@ -1,5 +1,5 @@
 """The server's memory for biLMs: the models users load, and the working memory of every biLM call. No Streamlit
-here (``app.resources`` keeps one ``ModelRegistry`` and one ``WorkingMemory`` per server process and knows the
+here (``app.serving.resources`` keeps one ``ModelRegistry`` and one ``WorkingMemory`` per server process and knows the
 sessions); docs/INPUT_RULES.md gives the limits and the measured figures.
 
 * **Loaded models** (``ModelRegistry``, ``ELMO_EXPLORER_MODEL_MB``). A model's bytes are reserved *before* it is
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.inputs import MAX_TOKENS_PER_LINE
+from app.explore.inputs import MAX_TOKENS_PER_LINE
 from elmo_core.model.embedder import TYPE_VECTOR_MEMORY
 
 MB = 2**20
@@ -79,7 +79,7 @@ class Reservation:
 
 @dataclass
 class _Slot:
-    model: object  # app.resources.LoadedModel
+    model: object  # app.serving.resources.LoadedModel
     nbytes: int
     owners: dict  # session id -> (shown name, source) of that session's load
     last_used: dict  # session id -> time.monotonic() of that session's last run with the model
@@ -213,7 +213,7 @@ class ModelRegistry:
 
     def claim(self, session: str, model, name: str, source: str,
               reservation: Reservation | None = None) -> object:
-        """Make ``model`` (an ``app.resources.LoadedModel``, loaded, or known by its key) this session's model,
+        """Make ``model`` (an ``app.serving.resources.LoadedModel``, loaded, or known by its key) this session's model,
         shown as ``name``; its reservation's bytes become the model's. The session's previous model is released.
 
         Raises:

@@ -30,10 +30,10 @@ Configuration (environment variables; Streamlit's config.toml cannot hold app-sp
                                                     numba-cache, which `make app` fills: ``explore.import_umap``)
     ELMO_EXPLORER_CACHE_MB                          activation cache size, all sessions (default 256 MB)
     ELMO_EXPLORER_MODEL_MB                          memory for user-loaded models, all sessions (default 1024 MB;
-                                                    reserved before a load: ``app.memory.ModelRegistry``)
+                                                    reserved before a load: ``app.serving.memory.ModelRegistry``)
     ELMO_EXPLORER_WORK_MB                           working memory of the biLM calls, all sessions (default 1024 MB;
                                                     a user's model whose page call needs more is refused:
-                                                    ``app.memory.WorkingMemory``)
+                                                    ``app.serving.memory.WorkingMemory``)
     ELMO_EXPLORER_MODEL_IDLE_MIN                    a loaded model idle this long may make room for others (20)
     ELMO_EXPLORER_MAX_PARAMETERS                    largest model a user may load (default 200M parameters)
     ELMO_EXPLORER_WEIGHTS_UPLOAD_MB                 largest weights upload (default 1024 MB)
@@ -50,14 +50,14 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from app.downloads import Downloads, DownloadState
-from app.activations import ActivationCache, TokenTable
-from app.inputs import ParsedInput, parse_input
-from app.projections import UmapWarmUp
-from app.memory import (MB, BoundedEmbedder, ModelBudgetError, ModelRegistry, WorkingMemory,  # noqa: F401 (re-exported)
+from app.serving.downloads import Downloads, DownloadState
+from app.explore.activations import ActivationCache, TokenTable
+from app.explore.inputs import ParsedInput, parse_input
+from app.explore.projections import UmapWarmUp
+from app.serving.memory import (MB, BoundedEmbedder, ModelBudgetError, ModelRegistry, WorkingMemory,  # noqa: F401 (re-exported)
                         config_model_bytes, model_bytes)
-from app.safe import hide_paths, md
-from app.type_vectors import TypeVectors, TypeVectorStore
+from app.render.safe import hide_paths, md
+from app.serving.type_vectors import TypeVectors, TypeVectorStore
 from elmo_core.model.embedder import Progress
 from elmo_core.data.reference import INDEX_FILE, REFERENCE_DIR, ReferenceCorpus
 from elmo_core.data.wordforms import word_forms
@@ -485,7 +485,7 @@ def current_model(key: str | None = None, session: str | None = None) -> tuple[L
 
 
 def downloads() -> Downloads:
-    """The server process's background downloads of published models (``app.downloads``)."""
+    """The server process's background downloads of published models (``app.serving.downloads``)."""
     return _downloads()
 
 
@@ -590,7 +590,7 @@ def embed(model: LoadedModel, token_lists, progress: Progress | None = None,
     """Activations (L + 1, n_i, D) per sentence from the shared cache; only new sentences run the biLM, a chunk of
     ``memory.CALL_SENTENCES`` at a time, each call within the server's working memory (``WorkingMemory``)
     (``progress`` reports on those, when there are at least ``progress_from``: ``ActivationCache.get_many``)."""
-    from app.memory import CALL_SENTENCES
+    from app.serving.memory import CALL_SENTENCES
     memory = working_memory()
     return activation_cache().get_many(model.key, lambda chunk: memory.embed_batch(model.embedder, chunk), token_lists,
                                        chunk_size=CALL_SENTENCES, progress=progress, progress_from=progress_from)
@@ -619,8 +619,8 @@ def umap_warm_up() -> UmapWarmUp:
 def projecting_text(points: int, method: str) -> str:
     """The map's spinner: the projection that runs and, while the server's UMAP warm-up is still running and
     the map may be a UMAP one, that the map waits for it (it never falls back to another projection)."""
-    from app.display import plural
-    from app.frame import method_name
+    from app.render.display import plural
+    from app.explore.frame import method_name
     text = f"Projecting {plural(points, 'point')} with {method_name(method)}…"
     if method in ("auto", "umap") and umap_warm_up().state == "warming":
         text += " " + UMAP_LOADING

@@ -1,5 +1,5 @@
 """Layer-0 vectors of a real vocabulary, for the explorer's context-free "nearest word types": computed once
-per model in a background thread, then searched by cosine. No Streamlit here (``app.resources`` keeps one
+per model in a background thread, then searched by cosine. No Streamlit here (``app.serving.resources`` keeps one
 ``TypeVectorStore`` per server process).
 
 Layer 0 is context-free (the character CNN, highway and projection of the word alone), so a word type has
@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from app import background
-from app.neighbours import cosine_neighbours
-from app.safe import md
+from app.serving import background
+from app.explore.neighbours import cosine_neighbours
+from app.render.safe import md
 
 BACKGROUND_NICE = 10  # added to the server's nice value for the vocabulary's thread
 CHUNK = 2048  # words per biLM call: progress moves often, and a chunk never holds the CPU for long
@@ -38,7 +38,7 @@ def _lower_priority() -> None:
 
 class TypeVectors:
     """The layer-0 vectors of ``words`` for one model. state: "waiting", "running", "ready", "failed" or
-    "stopped" (the process began to exit: ``app.background``); progress in [0, 1]; seconds: the time the
+    "stopped" (the process began to exit: ``app.serving.background``); progress in [0, 1]; seconds: the time the
     computation took (when ready); error: why it failed.
 
     Args:
@@ -64,7 +64,7 @@ class TypeVectors:
         with self._lock:
             if self._thread is None and self.state == "waiting":
                 self.state = "running"
-                # app.background: the process waits for it at exit; it stops between chunks (CHUNK words)
+                # app.serving.background: the process waits for it at exit; it stops between chunks (CHUNK words)
                 self._thread = background.start(lambda: self._run(lower_priority=True), "layer0-type-vectors")
         return self
 

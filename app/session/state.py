@@ -2,7 +2,7 @@
 
 * **Keys.** Every session-state key of the explorer starts with ``PREFIX`` (private ones with ``"_" + PREFIX``),
   so the pages and the model panel cannot collide; ``key(name)`` makes one. The model panel's named-model
-  choice (bundled or published) is ``BUNDLED_CHOICE_KEY`` (owned by ``app.resources``).
+  choice (bundled or published) is ``BUNDLED_CHOICE_KEY`` (owned by ``app.serving.resources``).
 * **The link.** ``View`` is everything that changes what the explorer shows; ``view_to_query`` and
   ``view_from_query`` turn it into URL query parameters and back. A link is untrusted input: every value is
   checked, and a value that is out of range is clamped, one that makes no sense is ignored (the default kept),
@@ -22,10 +22,10 @@ import math
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
-from app import inputs, mixing, projections
-from app.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
-from app.frame import Controls
-from app.safe import md, visible
+from app.explore import inputs, mixing, projections
+from app.explore.clusters import MAX_CLUSTERS as MAX_SENSE_CLUSTERS
+from app.explore.frame import Controls
+from app.render.safe import md, visible
 from elmo_core.paths import BUNDLED_MODELS
 from elmo_core.data.text import clean_line, split_lines
 
@@ -54,7 +54,7 @@ VIEW = private("view")  # the last View: widget values for when the widgets were
 LINK_NOTES = private("link_notes")  # what the link asked for that could not be shown
 MAX_LINK_WEIGHTS = 16  # a link's w values read at most (more layers than any ELMo has)
 LINK_QUERY = private("link_query")  # the link's query occurrence, checked once the occurrences are known
-FRAME = key("frame")  # the last app.frame.Frame: the next frame's memo, and what the tests read
+FRAME = key("frame")  # the last app.explore.frame.Frame: the next frame's memo, and what the tests read
 COLOR_SET = private("color_set")  # the sense labels the colour-by choice was made for (color_by_choices)
 WEIGHTS_MESSAGE = private("weights_message")  # (kind, text) beside the sliders: what "fit s" or the Layer probes set
 _SAVED = private("kept")
@@ -406,7 +406,7 @@ def query_of(state: MutableMapping, n: int) -> tuple[int, str]:
 
 def clicked_occurrence(selection: object, n: int) -> int | None:
     """The occurrence index of the first point clicked on the map, or None. The chart's selection state is the
-    Vega-Lite map's point selection, ``{"selection": {"pick": [{"idx": i}]}}`` (``app.map_chart.PICK``; only the
+    Vega-Lite map's point selection, ``{"selection": {"pick": [{"idx": i}]}}`` (``app.render.map_chart.PICK``; only the
     occurrences can be picked). A malformed selection is no click."""
     try:
         for point in (selection or {}).get("selection", {}).get("pick") or []:

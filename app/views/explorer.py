@@ -1,9 +1,9 @@
 """Explorer page: sentences in, the target word's contextual vectors out (map, neighbours, layers, export).
 
-Widgets and wiring only: the page reads its widgets into ``Controls`` (``app/state.py``), calls
-``app.frame.compute_frame`` and draws the frame with the texts ``app/frame.py`` writes for it and the figures of
-``app/figures.py``; caches are ``app/resources.py``'s. The page's session keys, its link (URL), the word box and
-what survives a page switch are ``app/state.py``'s: every key starts with "explorer_" (private ones with
+Widgets and wiring only: the page reads its widgets into ``Controls`` (``app/session/state.py``), calls
+``app.explore.frame.compute_frame`` and draws the frame with the texts ``app/explore/frame.py`` writes for it and the figures of
+``app/render/figures.py``; caches are ``app/serving/resources.py``'s. The page's session keys, its link (URL), the word box and
+what survives a page switch are ``app/session/state.py``'s: every key starts with "explorer_" (private ones with
 "_explorer_"). This file is the page's skeleton (the top, the live fragment, the tabs); its sections and tabs
 are the modules of ``app/views/explorer_parts/``.
 """
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import activations, inputs, resources, state
-from app.frame import Reference, compute_frame, mix_formula, zero_note
-from app.safe import md
+from app.explore import activations, inputs
+from app.serving import resources
+from app.session import state
+from app.explore.frame import Reference, compute_frame, mix_formula, zero_note
+from app.render.safe import md
 from app.views.explorer_parts.common import presenting, ss
 from app.views.explorer_parts.compare_tab import compare_tab
 from app.views.explorer_parts.embedding import embed_lines, reference_table

@@ -1,9 +1,9 @@
 """Layer probes page: what each biLM layer knows (the probes of ``elmo_core.probes.TASKS``: two word-sense probes,
 sense means and leave-one-out, and part of speech; learned layer weights s).
 
-Widgets and wiring only; the logic is in ``app/layers_logic.py`` and ``elmo_core.probes``. Session-state keys
+Widgets and wiring only; the logic is in ``app/explore/probes.py`` and ``elmo_core.probes``. Session-state keys
 of this page start with "layers_"; "use these weights" writes the explorer's weight sliders through
-``app.state.set_layer_weights`` (which updates its remembered view too) and opens the Explorer page.
+``app.session.state.set_layer_weights`` (which updates its remembered view too) and opens the Explorer page.
 """
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from app import layers_logic as lg
-from app import resources, state
-from app.safe import hide_paths, md, md_with_code
+from app.explore import probes as lg
+from app.serving import resources
+from app.session import state
+from app.render.safe import hide_paths, md, md_with_code
 from elmo_core.probes import ProbeReport
 
 ss = st.session_state

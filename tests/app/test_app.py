@@ -1,7 +1,7 @@
 """Page-flow tests of the Streamlit explorer with streamlit.testing.v1.AppTest and the tiny fixture biLM.
 
 AppTest runs the script in this process; charts come back as unknown elements, so the tests read the figure JSON
-(``proto.spec``; the contexts map, a Vega-Lite chart, carries its points as Arrow data: ``map_rows``) and the Frame the page computed (``app.frame.compute_frame``, kept as ``st.session_state["explorer_frame"]``).
+(``proto.spec``; the contexts map, a Vega-Lite chart, carries its points as Arrow data: ``map_rows``) and the Frame the page computed (``app.explore.frame.compute_frame``, kept as ``st.session_state["explorer_frame"]``).
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from app import inputs, mixing, projections
-from app.examples import EXAMPLE_SETS  # noqa: E402
-from app.safe import plot, shown  # noqa: E402
+from app.explore import inputs, mixing, projections
+from app.explore.examples import EXAMPLE_SETS  # noqa: E402
+from app.render.safe import plot, shown  # noqa: E402
 from tests.conftest import (APP, IMAGE, LABEL_BIG, LABEL_LINK, LINK, STYLED, frame_of, no_errors,  # noqa: E402
                             render_markdown, start_app)
 
@@ -143,7 +143,7 @@ def test_presets_and_reset():
 def test_unknown_example_set_in_link_is_reported():
     at = start(ex="nope", word="nope")
     no_errors(at)
-    from app.examples import DEFAULT_EXAMPLE
+    from app.explore.examples import DEFAULT_EXAMPLE
     assert "unknown example set 'nope'" in warnings(at) and f"opens on the “{DEFAULT_EXAMPLE}” set" in warnings(at)
     default = EXAMPLE_SETS[DEFAULT_EXAMPLE]
     assert at.text_area(key="explorer_sentences").value == default.text  # as "/" opens, not an empty page
@@ -184,7 +184,7 @@ def test_neighbours_follow_the_query_occurrence():
     assert frame_of(at).neighbours != first
     at.checkbox(key="explorer_same_word").uncheck().run()  # every token of the sentences
     assert len(frame_of(at).neighbours) == 10 and {n[0].lower() for n in frame_of(at).neighbours} != {"bank"}
-    from app import state
+    from app.session import state
     at.session_state[state.TAB] = state.TABS["map"]  # the map tab, as a click on it does
     at.run()
     assert frame_of(at).query == 7
@@ -215,7 +215,7 @@ def test_reference_corpus_neighbours(monkeypatch, tmp_path):
     assert {k.plain() for _, k in found} == {"The «bank» of the river flooded .", "She works at a «bank» ."}
     assert any("Among 2 occurrences in 2 reference sentences." == c.value for c in at.caption)
     # the layer-0 column: the input's types while the vocabulary's vectors compute, then the vocabulary's
-    from app import resources
+    from app.serving import resources
     types = resources.type_vectors(resources.startup_model())
     assert types is not None and types.words == ["the", "bank", "river", "money"]
     assert types.wait(60)
@@ -273,7 +273,7 @@ def test_one_or_two_occurrences(text, n):
     assert frame_of(at).coords is None
     assert len(frame_of(at).rows) == n
     assert len(frame_of(at).neighbours) == n - 1  # the word's other occurrences (same word only, the default)
-    from app import state
+    from app.session import state
     at.session_state[state.TAB] = state.TABS["neighbours"]
     at.run()
     assert any("occurs once in your sentences" in shown(i.value) for i in at.info) == (n == 1)
@@ -404,7 +404,7 @@ def test_labels_reach_the_map_literally_and_plotly_escaped():
     assert {row["series"] for row in rows} == {LABEL_LINK, LABEL_BIG, "neighbours query"}
     assert any(LABEL_LINK in row["head"] for row in rows)
     # plotly renders its pseudo-HTML: the heatmaps' ticks carry the labels escaped
-    from app import state
+    from app.session import state
     at.session_state[state.TAB] = state.TABS["similarity"]
     at.run()
     assert not at.exception and not at.error
@@ -447,7 +447,7 @@ def test_session_keeps_at_most_its_budget_of_activations(monkeypatch):
 
 
 def test_only_the_open_tab_is_drawn_and_a_link_can_open_any():
-    from app import state
+    from app.session import state
     at = start(ex="bank", word="bank")  # the map tab: one chart, no neighbour controls
     assert len(at.get("vega_lite_chart")) == 1 and not at.get("plotly_chart") and not at.get("download_button")
     assert not [s for s in at.selectbox if s.key == state.QUERY]
@@ -460,7 +460,7 @@ def test_only_the_open_tab_is_drawn_and_a_link_can_open_any():
 
 
 def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
-    from app import state
+    from app.session import state
     link = dict(ex="bank", word="bank", show="layers", clusters="3", compare="default,lm-only")
     at = start(**link)  # the map tab: the four layers side by side
     no_errors(at)
@@ -496,7 +496,7 @@ def test_a_link_opens_layers_side_by_side_clusters_and_a_comparison():
 
 
 def test_umap_status_shows_only_while_it_is_true(monkeypatch):
-    from app import resources
+    from app.serving import resources
     warm = projections.UmapWarmUp()
     warm.state = "warming"
     monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
@@ -517,7 +517,7 @@ def test_presentation_mode_and_the_case_note():
     assert not any("ELMo gives every word a vector" in m.value for m in at.markdown)
     assert any("Layer 0 (the character CNN) reads each spelling as written" in shown(c.value) for c in at.caption)
     assert set(map_points(at)) == {"spring", "Spring", "neighbours query"}  # coloured by spelling
-    from app.figures import PROJECTOR_FONT, PROJECTOR_MAP_HEIGHT  # larger type for a projector, the title larger still
+    from app.render.figures import PROJECTOR_FONT, PROJECTOR_MAP_HEIGHT  # larger type for a projector, the title larger still
     spec = map_spec(at)
     assert spec["config"]["legend"]["labelFontSize"] == PROJECTOR_FONT and spec["title"]["fontSize"] > PROJECTOR_FONT
     assert spec["height"] == PROJECTOR_MAP_HEIGHT
@@ -536,7 +536,7 @@ def test_presentation_mode_and_the_case_note():
 def test_the_bundled_model_radio_runs_the_page_on_the_chosen_model_and_the_link_names_it(monkeypatch, fresh_caches):
     """On the shipped default (no model set by the environment) the sidebar offers the bundled models: picking
     lm-only draws the same view with lm-only's vectors and puts model=lm-only in the link, which opens on it."""
-    from app import state
+    from app.session import state
     monkeypatch.delenv("ELMO_EXPLORER_OPTIONS")
     monkeypatch.delenv("ELMO_EXPLORER_WEIGHTS")
     at = start(ex="bank", word="bank")
@@ -567,7 +567,7 @@ def test_an_upload_with_cr_line_ends_shows_its_lines_and_analyses_the_same(endin
     """A .txt file with classic Mac OS (CR) or Windows (CRLF) line ends: the box shows its 30 lines and the page
     analyses those 30 sentences, each [label] read as a label (a CR-only file used to be one sentence whose labels
     were words, while the box showed its lines)."""
-    from app import state
+    from app.session import state
     at = start()
     at.file_uploader(key=state.UPLOAD).set_value(("mac.txt", ending.join(CR_LINES).encode(), "text/plain")).run()
     no_errors(at)
@@ -620,7 +620,7 @@ def test_a_hostile_model_upload_is_one_line_and_keeps_the_model(case, tmp_path, 
     (error,) = at.sidebar.error
     assert shown(error.value) == f"Could not load this model: {says}  \nStill using **lm_weights.hdf5**."
     assert frame_of(at).model_key == before
-    from app import resources
+    from app.serving import resources
     assert resources.model_registry().used_bytes == 0
 
 
@@ -638,7 +638,7 @@ def test_unknown_link_parameters_are_named_literally():
 def test_the_sentences_box_closes_once_a_set_is_loaded_and_stays_open_while_typing():
     """Map-first (issue 29): the sentences' box starts closed when the link brings a set, stays open while the
     user types into it, and closes again when an example set is loaded; the map is there throughout."""
-    from app import state
+    from app.session import state
     at = start(ex="bank", word="bank")
     no_errors(at)
     assert at.session_state[state.SENTENCES_OPEN] is False and map_points(at)

@@ -16,10 +16,11 @@ import threading
 import numpy as np
 import pytest
 
-from app import downloads as downloads_module
-from app import inputs, mixing
-from app import resources, state
-from app.safe import shown
+from app.serving import downloads as downloads_module
+from app.explore import inputs, mixing
+from app.serving import resources
+from app.session import state
+from app.render.safe import shown
 from elmo_core.model import published as store
 from elmo_core.model.download import Policy
 from tests.conftest import ALLENNLP, ROOT, frame_of, no_errors, start_app
@@ -279,7 +280,7 @@ def test_the_startup_model_named_by_the_environment(env, monkeypatch, caplog, na
     if cached:
         cache(name)
     monkeypatch.setenv("ELMO_EXPLORER_MODEL", name)
-    with caplog.at_level("WARNING", logger="app.resources"):
+    with caplog.at_level("WARNING", logger="app.serving.resources"):
         at = start()
     no_errors(at)
     assert frame_of(at).model_key == key and at.radio(key="bundled_model").value == key.rpartition(":")[2]

@@ -144,7 +144,7 @@ def browser():
 # ---- page helpers -------------------------------------------------------------------------------------------
 # The contexts map (a Vega-Lite chart drawn as SVG) as [legend name, xs, ys] per legend entry, in drawing order (the
 # grey other words, the occurrences by legend entry, the query's ring), read from each drawn mark's description
-# (its aria-label, app.map_chart: "series · ... · x = X, y = Y"): only what the browser drew. arguments[0]: the
+# (its aria-label, app.render.map_chart: "series · ... · x = X, y = Y"): only what the browser drew. arguments[0]: the
 # chart's container (default: the map tab's map).
 MAP_DATA_JS = """
 const root = document.querySelector(arguments[0] || '.st-key-explorer_map_chart');

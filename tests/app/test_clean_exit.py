@@ -5,7 +5,7 @@ the page in AppTest exits 0.
 The abort they replace ("terminate called without an active exception", exit 134): a daemon thread (Streamlit's
 script thread loading the model, the layer-0 vocabulary thread, the UMAP warm-up) came back from torch code that
 had released the GIL while the interpreter was being torn down; Python ends such a thread with ``pthread_exit``,
-whose unwinding through torch's C++ frame calls ``std::terminate``. ``app.background`` now stops and joins them
+whose unwinding through torch's C++ frame calls ``std::terminate``. ``app.serving.background`` now stops and joins them
 at exit, before the teardown.
 
 Each server runs on a free 127.0.0.1 port with the default model on the CPU, the reference corpus (so the
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 ABORT = "terminate called"
 STARTUP_TIMEOUT = 60
-STOP_TIMEOUT = 40  # the server waits at most app.background.EXIT_WAIT_S (8 s) for its threads, then exits
+STOP_TIMEOUT = 40  # the server waits at most app.serving.background.EXIT_WAIT_S (8 s) for its threads, then exits
 LINK = "ex=bank&word=bank"
 
 

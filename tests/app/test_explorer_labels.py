@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app import mixing
-from app import fit_mix as fm
-from app import state
-from app.safe import shown
+from app.explore import mixing
+from app.explore import fit as fm
+from app.session import state
+from app.render.safe import shown
 from tests.conftest import frame_of, no_errors, start_app
 
 pytestmark = pytest.mark.usefixtures("app_env", "fresh_caches_per_module")

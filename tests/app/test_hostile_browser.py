@@ -12,7 +12,7 @@ from tests.app.test_browser import _body_text, _idle, _page_errors, _wait, app_u
 
 
 def _text(driver) -> str:
-    return _body_text(driver).replace("\u2060", "")  # app.safe.md's invisible autolink breakers
+    return _body_text(driver).replace("\u2060", "")  # app.render.safe.md's invisible autolink breakers
 
 CRAFTED = [
     ("bank", "[click me](https://example.org/login)"),

@@ -11,8 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from app import layers_logic as lg  # noqa: E402
-from app.safe import shown as shown_text  # noqa: E402
+from app.explore import probes as lg  # noqa: E402
+from app.render.safe import shown as shown_text  # noqa: E402
 from tests.conftest import APP, PROBE_DATA, frame_of, no_errors, render_markdown  # noqa: E402
 
 PAGE = str(ROOT / "app" / "views" / "layers.py")
@@ -144,7 +144,7 @@ def shown(slider) -> float:
 def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, monkeypatch):
     path, _ = fixture_report
     monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(path))
-    from app import state
+    from app.session import state
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
     at.session_state[state.TAB] = state.TABS["neighbours"]  # only the open tab's widgets are drawn

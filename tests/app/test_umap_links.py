@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import projections
+from app.explore import projections
 from tests.conftest import frame_of, no_errors, start_app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def test_auto_depends_on_the_number_of_points_only():
 
 
 def _link_map(monkeypatch, warm: projections.UmapWarmUp):
-    from app import resources
+    from app.serving import resources
     monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
     at = start_app(**LINK)
     no_errors(at)
@@ -62,7 +62,7 @@ def test_a_link_draws_the_same_map_whatever_the_state_of_the_warm_up(monkeypatch
 
 def test_the_spinner_says_a_umap_map_waits_for_the_warm_up(monkeypatch):
     """(The sidebar's line: tests/app/test_app.py::test_umap_status_shows_only_while_it_is_true.)"""
-    from app import resources
+    from app.serving import resources
     warm = projections.UmapWarmUp()
     warm.state = "warming"
     monkeypatch.setattr(resources, "umap_warm_up", lambda: warm)
@@ -76,7 +76,7 @@ def test_the_spinner_says_a_umap_map_waits_for_the_warm_up(monkeypatch):
 FIT_IN_A_FRESH_PROCESS = textwrap.dedent("""
     import time
     import numpy as np
-    from app import projections
+    from app.explore import projections
     t = time.perf_counter()
     umap = projections.import_umap()
     x = projections.l2_normalise(np.random.default_rng(1).normal(size=(60, 32)).astype(np.float32))

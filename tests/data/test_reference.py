@@ -40,7 +40,7 @@ def test_the_coverage_claim(shipped):
     assert len(top) == 2000 and len(set(top)) == 2000
     counts = {w: shipped.count(w) for w in top}
     assert min(counts.values()) >= 40, sorted(counts.items(), key=lambda kv: kv[1])[:5]
-    from app.examples import EXAMPLE_SETS
+    from app.explore.examples import EXAMPLE_SETS
     for word in {e.word for e in EXAMPLE_SETS.values()}:  # the old 3,000 sentences: 4 usable for "bank", 1 "spring"
         assert shipped.count(word) >= 150, (word, shipped.count(word))
     for word in ("bat", "pitch", "bark"):  # none there

@@ -82,7 +82,7 @@ def toy_task(tmp_path: Path, calls: list) -> probes.ProbeTask:
 
 
 def test_a_new_task_needs_only_its_entry(tiny_embedder, allennlp_files, tmp_path, monkeypatch):
-    from app import layers_logic as lg
+    from app.explore import probes as lg
     from elmo_core.cli import main
 
     calls: list = []

@@ -45,7 +45,7 @@ def test_words_senses_and_sentences_per_sense(items):
 
 
 def test_no_word_of_the_app_examples_or_the_older_probe(items):
-    from app.examples import EXAMPLE_SETS
+    from app.explore.examples import EXAMPLE_SETS
 
     taken = {s.word for s in EXAMPLE_SETS.values()} | {it.lemma for it in read_sense_sentences(OWN_SENTENCES)}
     assert not {it.lemma for it in items} & taken
@@ -90,7 +90,7 @@ HELD_OUT_SETS = [(HOLDOUT, 20, []), (HOLDOUT2, 24, [HOLDOUT])]  # (file, words, 
 
 @pytest.mark.parametrize("path, n_words, earlier", HELD_OUT_SETS, ids=["holdout", "holdout2"])
 def test_holdout_shape_words_and_placement(items, path, n_words, earlier):
-    from app.examples import EXAMPLE_SETS
+    from app.explore.examples import EXAMPLE_SETS
 
     held = read_sense_sentences(path)
     per_sense = defaultdict(list)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import figures, state
+from app.render import figures
+from app.session import state
 
 ss = st.session_state
 

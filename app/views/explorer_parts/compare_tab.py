@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import activations, compare, figures, map_chart, resources, state
-from app.frame import Frame
-from app.safe import md
+from app.explore import activations, compare
+from app.render import figures, map_chart
+from app.serving import resources
+from app.session import state
+from app.explore.frame import Frame
+from app.render.safe import md
 from app.views.explorer_parts.common import KEEP, chart, presenting, ss
 from app.views.explorer_parts.embedding import embed_for
 

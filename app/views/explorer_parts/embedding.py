@@ -6,9 +6,11 @@ import time
 
 import streamlit as st
 
-from app import activations, inputs, resources, state
-from app.frame import embedding_note
-from app.safe import md
+from app.explore import activations, inputs
+from app.serving import resources
+from app.session import state
+from app.explore.frame import embedding_note
+from app.render.safe import md
 from app.views.explorer_parts.common import ss
 
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import exports, projections, state
-from app.frame import Frame, occurrence_layers
+from app.render import exports
+from app.explore import projections
+from app.session import state
+from app.explore.frame import Frame, occurrence_layers
 from app.views.explorer_parts.map_tab import map_file
 
 

@@ -6,8 +6,9 @@ import urllib.parse
 
 import streamlit as st
 
-from app import resources, state
-from app.examples import find_example
+from app.serving import resources
+from app.session import state
+from app.explore.examples import find_example
 from app.views.explorer_parts.common import ss
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import exports, figures, inputs, map_chart, projections, resources, state
-from app.display import kwic_list, plural
-from app.frame import (Frame, layer_maps, map_caption, method_name, neighbour_lines, no_neighbours_note,
+from app.render import exports, figures, map_chart
+from app.explore import inputs, projections
+from app.serving import resources
+from app.session import state
+from app.render.display import kwic_list, plural
+from app.explore.frame import (Frame, layer_maps, map_caption, method_name, neighbour_lines, no_neighbours_note,
                        occurrence_lines, same_vector_note)
-from app.safe import md
+from app.render.safe import md
 from app.views.explorer_parts.common import KEEP, chart, presenting, ss
 
 
@@ -53,7 +56,7 @@ def colour_choices(frame: Frame, occurrences) -> list[str]:
 def map_figure(frame: Frame, occurrences, table, model_name: str, projector: bool = False):
     """The contexts map of the current frame, titled with its settings: what the map tab draws and what the Export
     tab saves (built again there, since only the open tab is drawn and a saved copy could be an older mix's).
-    A Vega-Lite chart (``app.map_chart``); ``projector``: presentation mode's larger type and shorter map (the rail's
+    A Vega-Lite chart (``app.render.map_chart``); ``projector``: presentation mode's larger type and shorter map (the rail's
     sliders and the whole map on one 1,024 x 768 screen)."""
     colour_choices(frame, occurrences)
     settings = exports.Settings.of_frame(frame, model_name)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state
-from app.display import kwic_table
-from app.frame import Frame, neighbour_lines, no_neighbours_note, occurrence_lines, query_option
+from app.session import state
+from app.render.display import kwic_table
+from app.explore.frame import Frame, neighbour_lines, no_neighbours_note, occurrence_lines, query_option
 from app.views.explorer_parts.common import KEEP
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import activations, fit_mix, inputs, mixing, projections, state
-from app.frame import layer_name
-from app.safe import md
+from app.explore import activations, fit as fit_mix, inputs, mixing, projections
+from app.session import state
+from app.explore.frame import layer_name
+from app.render.safe import md
 from app.views.explorer_parts.common import ss
 
 
@@ -62,7 +63,7 @@ def map_controls() -> None:
 
 
 def fit_s(table: activations.TokenTable, occurrences: list[inputs.Occurrence]) -> None:
-    """Button callback: the s that best separates the labelled senses (``app.fit_mix``) into the sliders."""
+    """Button callback: the s that best separates the labelled senses (``app.explore.fit``) into the sliders."""
     layers = table.layers(bool(ss.get(state.LAYER_NORM)))[:, table.rows(occurrences)]
     labels = [o.label for o in occurrences]
     try:

@@ -5,10 +5,11 @@ import html
 
 import streamlit as st
 
-from app import figures, state
-from app.clusters import CLEAR_SILHOUETTE, agreement, min_cluster_size
-from app.display import kwic_table, plural
-from app.frame import Frame, cluster_groups, cluster_summary, occurrence_lines
+from app.render import figures
+from app.session import state
+from app.explore.clusters import CLEAR_SILHOUETTE, agreement, min_cluster_size
+from app.render.display import kwic_table, plural
+from app.explore.frame import Frame, cluster_groups, cluster_summary, occurrence_lines
 from app.views.explorer_parts.common import KEEP, ss
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import inputs, resources, state
-from app.display import kwic_table, plural
-from app.examples import EXAMPLE_SETS
-from app.frame import occurrence_lines, tokenization_rows, word_summary
-from app.safe import md
+from app.explore import inputs
+from app.serving import resources
+from app.session import state
+from app.render.display import kwic_table, plural
+from app.explore.examples import EXAMPLE_SETS
+from app.explore.frame import occurrence_lines, tokenization_rows, word_summary
+from app.render.safe import md
 from app.views.explorer_parts.common import presenting, ss
 
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import figures, state
-from app.frame import Frame, separation_caption
+from app.render import figures
+from app.session import state
+from app.explore.frame import Frame, separation_caption
 from app.views.explorer_parts.common import chart
 
 

@@ -1,10 +1,10 @@
-"""app.clusters: sense discovery by clustering, the number of clusters by silhouette, agreement with labels."""
+"""app.explore.clusters: sense discovery by clustering, the number of clusters by silhouette, agreement with labels."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app import clusters as cl
+from app.explore import clusters as cl
 
 
 def blobs(sizes, dim=16, spread=0.05, seed=0):
@@ -126,7 +126,7 @@ def test_the_bank_example_with_the_default_model(default_bank):
     0.15 with the labels). Now only splits of clusters of 3 or more count (2: 9 + 3, silhouette 0.19; 3: 5 + 4 +
     3, 0.20; 4 leaves a cluster of 1), and neither reaches 0.25: no clear clusters. The true senses themselves
     have a silhouette of 0.11 in this mix; by hand, 3 clusters agree with them at 0.53."""
-    from app import mixing
+    from app.explore import mixing
     from sklearn.metrics import silhouette_score
     layers, labels = default_bank
     x = mixing.scalar_mix(layers, (0.0, 0.0, 0.0), 1.0)

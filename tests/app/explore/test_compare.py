@@ -1,4 +1,4 @@
-"""app.compare: two models on the same occurrences (frames, aligned maps, the score table), on the tiny
+"""app.explore.compare: two models on the same occurrences (frames, aligned maps, the score table), on the tiny
 fixture biLM."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from app import compare
-from app import activations, projections
-from app.frame import Controls, compute_frame
+from app.explore import compare
+from app.explore import activations, projections
+from app.explore.frame import Controls, compute_frame
 
 
 def test_two_models_compared_on_the_same_occurrences(bank):
@@ -24,7 +24,7 @@ def test_two_models_compared_on_the_same_occurrences(bank):
     np.testing.assert_allclose(sides[1].frame.coords, projections.procrustes_align(own.coords, sides[0].frame.coords))
     # the maps as drawn side by side: titled, the legend under the plot (above it, two lines of legend at half
     # the page wide ran into the title), each side's own coordinates
-    from app import map_chart
+    from app.render import map_chart
     maps = [m.to_dict() for m in map_chart.comparison_charts(sides, occ, table, "label")]
     assert [m["title"]["text"] for m in maps] == ["one", "two (aligned to the left map)"]
     assert all(m["height"] == 420 for m in maps)

@@ -1,8 +1,8 @@
-"""app/examples.py: the built-in example sets."""
+"""app/explore/examples.py: the built-in example sets."""
 from __future__ import annotations
 
-from app import inputs
-from app.examples import EXAMPLE_SETS, find_example
+from app.explore import inputs
+from app.explore.examples import EXAMPLE_SETS, find_example
 
 
 def test_example_sets_are_well_formed():

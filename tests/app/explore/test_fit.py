@@ -1,4 +1,4 @@
-"""app.fit_mix: s fitted to sense labels by leave-one-out 1-NN, the sliders' w for it, and why a weight moves the
+"""app.explore.fit: s fitted to sense labels by leave-one-out 1-NN, the sliders' w for it, and why a weight moves the
 map little (issue 29, item 6)."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from app import mixing, neighbours, projections
-from app import fit_mix as fm
+from app.explore import mixing, neighbours, projections
+from app.explore import fit as fm
 
 
 def senses_in(layer: int, n_per: int = 6, num_layers: int = 3, dim: int = 24, seed: int = 0,

@@ -1,4 +1,4 @@
-"""app.frame.compute_frame on the tiny fixture biLM: what the explorer page draws, without Streamlit."""
+"""app.explore.frame.compute_frame on the tiny fixture biLM: what the explorer page draws, without Streamlit."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,9 +6,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from app import activations, inputs, mixing, neighbours, projections
-from app import frame as fr
-from app.frame import Controls, Reference, compute_frame, layer_maps
+from app.explore import activations, inputs, mixing, neighbours, projections
+from app.explore import frame as fr
+from app.explore.frame import Controls, Reference, compute_frame, layer_maps
 
 
 def test_the_frame_holds_the_mix_and_the_views(bank):
@@ -82,7 +82,7 @@ def test_reference_neighbours_come_from_the_reference_table(bank):
 
 
 def test_layer_zero_neighbours_come_from_the_vocabulary_once_it_is_ready(bank, embedder):
-    from app.type_vectors import TypeVectors
+    from app.serving.type_vectors import TypeVectors
     table, occ = bank
     vocab = ["bank", "banks", "tank", "river", "money", "the", "rank", "blank"]
     types = TypeVectors(vocab, embedder.type_vectors)
@@ -128,7 +128,7 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
 
 
 def test_the_layers_side_by_side_are_readable_on_a_projector(bank):
-    from app import figures
+    from app.render import figures
 
     table, occ = bank
     frame = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")

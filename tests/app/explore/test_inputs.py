@@ -1,4 +1,4 @@
-"""app/inputs.py, the explorer's inputs without Streamlit.
+"""app/explore/inputs.py, the explorer's inputs without Streamlit.
 
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
-from app import activations, inputs, neighbours
+from app.explore import activations, inputs, neighbours
 
 
 def split(text: str) -> list[str]:

@@ -1,11 +1,11 @@
-"""app/layers_logic.py, the Layers page's logic without Streamlit: results for a model, pushing s to the
+"""app/explore/probes.py, the Layers page's logic without Streamlit: results for a model, pushing s to the
 explorer's sliders, the figures."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app import layers_logic as lg
+from app.explore import probes as lg
 
 
 # ---- weights and results -------------------------------------------------------------------------------------------
@@ -21,7 +21,7 @@ def test_weights_for_explorer_round_trip():
 
 
 def test_apply_weights_updates_sliders_and_view():
-    from app.state import VIEW, View, weight_key
+    from app.session.state import VIEW, View, weight_key
     state = {VIEW: View(text="x", weights=(0.0, 0.0, 0.0)), weight_key(0): 1.0}
     w = lg.apply_weights(state, [0.1, 0.6, 0.3], 3)
     assert [state[weight_key(j)] for j in range(3)] == w and state[VIEW].weights == tuple(w)

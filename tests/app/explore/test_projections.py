@@ -1,4 +1,4 @@
-"""app/projections.py, the explorer's projections without Streamlit.
+"""app/explore/projections.py, the explorer's projections without Streamlit.
 
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
-from app import mixing, projections
+from app.explore import mixing, projections
 
 
 # ---- projection --------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
-"""app.display: plurals and concordance (keyword-in-context) lines."""
+"""app.render.display: plurals and concordance (keyword-in-context) lines."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from app.display import ELLIPSIS, Kwic, kwic, kwic_table, plural
+from app.render.display import ELLIPSIS, Kwic, kwic, kwic_table, plural
 
 TOKENS = "On a warm afternoon we sat on the grassy bank of the slow river and watched the boats go by .".split()
 
@@ -71,7 +71,7 @@ def test_the_table_has_no_fixed_background_behind_text_so_it_reads_in_dark_and_l
 
 
 def test_kwic_list_wraps_short_contexts_around_the_marked_target_and_escapes_everything():
-    from app.display import kwic_list
+    from app.render.display import kwic_list
     line = Kwic("we sat by the <b>old</b> muddy edge of the", "bank", "of the river & watched the boats go by")
     out = kwic_list([line], [("cos", "c", ["0.877"]), ("label", "lab", ["<river>"])], chars=20)
     assert "<b>" not in out and "&lt;b&gt;old&lt;/b&gt;" not in out  # cut: the 20 characters nearest the target

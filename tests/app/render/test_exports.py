@@ -1,4 +1,4 @@
-"""app.exports: Embedding Projector files, CSV and .npz, each with the settings, numbered from 1, made safe."""
+"""app.render.exports: Embedding Projector files, CSV and .npz, each with the settings, numbered from 1, made safe."""
 from __future__ import annotations
 
 import csv
@@ -9,8 +9,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from app import exports
-from app import inputs
+from app.render import exports
+from app.explore import inputs
 
 LINES = [inputs.Line("=cmd bank here", "=HYPERLINK(x)", ("=cmd", "bank", "here")),
          inputs.Line("No word", None, ("No", "word")),

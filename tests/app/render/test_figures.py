@@ -1,10 +1,10 @@
-"""app/figures.py and app/map_chart.py: the figures carry the data and keep what users wrote literal."""
+"""app/render/figures.py and app/render/map_chart.py: the figures carry the data and keep what users wrote literal."""
 from __future__ import annotations
 
 import numpy as np
 
-from app import inputs, neighbours
-from app import figures, map_chart
+from app.explore import inputs, neighbours
+from app.render import figures, map_chart
 
 
 def _layers(spec: dict) -> dict[str, dict]:
@@ -132,7 +132,7 @@ def test_figures_escape_names_ticks_and_titles():
 
 
 def test_cluster_colours_and_a_compare_side_chart(bank):
-    from app.frame import Controls, compute_frame
+    from app.explore.frame import Controls, compute_frame
 
     assert figures.cluster_colour(0) == figures.PALETTE[0] and figures.cluster_colour(-1) == figures.GREY
     assert figures.cluster_colour(len(figures.PALETTE)) == figures.PALETTE[0]
@@ -146,7 +146,7 @@ def test_cluster_colours_and_a_compare_side_chart(bank):
 
 
 def test_charts_for_a_projector_get_larger_type_where_there_is_room():
-    from app import figures
+    from app.render import figures
     bars = figures.separation_chart(["l0", "mix"], [neighbours.Separation(0.1, 0.5, 0.4), neighbours.Separation(0.6, 1.0, 0.4)])
     big = figures.for_projector(bars)
     assert big.layout.font.size == figures.PROJECTOR_FONT and big.layout.legend.font.size == figures.PROJECTOR_FONT

@@ -1,4 +1,4 @@
-"""app/map_chart.py: the contexts map as a plain Vega-Lite spec and its rows, what a slider move rebuilds (and what
+"""app/render/map_chart.py: the contexts map as a plain Vega-Lite spec and its rows, what a slider move rebuilds (and what
 it does not), the clusters read only when the map is coloured by cluster, and the PNG and HTML files."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from app import figures, inputs, map_chart
-from app.frame import Controls, compute_frame
+from app.render import figures, map_chart
+from app.explore import inputs
+from app.explore.frame import Controls, compute_frame
 
 TITLE = "“bank” · default · s = 0.33 / 0.33 / 0.33 · γ = 1 · PCA"
 
@@ -34,7 +35,7 @@ def test_the_spec_keeps_hover_click_legend_title_grey_points_ring_and_equal_axes
     assert "data" not in spec and "datasets" not in spec  # the rows travel apart (``chart.data``)
     layers = _layers(spec)
     assert list(layers) == [map_chart.OTHER, map_chart.OCCURRENCE, map_chart.QUERY]  # grey under, the ring on top
-    # click-to-pick: the point selection ``pick`` on the occurrences' index, which app.state reads back
+    # click-to-pick: the point selection ``pick`` on the occurrences' index, which app.session.state reads back
     params = {p["name"]: p for p in spec["params"]}
     assert set(params) == {"pick", "view"} and map_chart.PICK == "pick"
     assert params["pick"]["select"] == {"type": "point", "clear": False, "fields": ["idx"], "on": "click",
@@ -161,7 +162,7 @@ def test_a_move_reuses_the_skeleton_and_the_text_and_clusters_only_when_coloured
 def test_colour_by_cluster_is_offered_without_clustering_each_move(bank, monkeypatch):
     import weakref
 
-    from app import frame as fr
+    from app.explore import frame as fr
     table, occ = bank
     monkeypatch.setattr(fr, "_EQUAL_CLUSTERS", weakref.WeakKeyDictionary())
     calls = []

@@ -1,11 +1,11 @@
-"""app/safe.py: user text reaches markdown and plotly as exactly its characters (issue 10)."""
+"""app/render/safe.py: user text reaches markdown and plotly as exactly its characters (issue 10)."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from app.safe import md, md_with_code, plot, shown, visible
+from app.render.safe import md, md_with_code, plot, shown, visible
 from tests.conftest import IMAGE, LABEL_BIG, LABEL_LINK, LINK, STYLED, render_markdown
 
 
@@ -42,7 +42,7 @@ def test_visible_writes_invisible_characters_as_escapes():
 
 
 def test_hide_paths_keeps_what_is_missing_and_how_to_fix_it_but_not_where_the_server_looked():
-    from app.safe import hide_paths
+    from app.render.safe import hide_paths
     message = ("WordNet not found (looked in /usr/share/wordnet, /srv/app/data/probes/wordnet): install it with "
                "`apt-get install -y wordnet-base`, or run `python -m elmo_core probe --prepare` (into data/probes/)")
     assert hide_paths(message) == ("WordNet not found on this server: install it with `apt-get install -y "

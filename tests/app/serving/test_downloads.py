@@ -1,10 +1,10 @@
-"""app/downloads.py: one background download per model per server process, readable by every session; with a
+"""app/serving/downloads.py: one background download per model per server process, readable by every session; with a
 stand-in for ``elmo_core.model.published.download`` (the real one against the local mirror: tests/app/test_app_published.py)."""
 from __future__ import annotations
 
 import threading
 
-from app.downloads import DownloadState, Downloads, one_line, size_text
+from app.serving.downloads import DownloadState, Downloads, one_line, size_text
 from elmo_core.model.download import DownloadError
 
 

@@ -1,4 +1,4 @@
-"""app/memory.py: the registry of user-loaded models (bytes reserved before a load, released when it fails, never
+"""app/serving/memory.py: the registry of user-loaded models (bytes reserved before a load, released when it fails, never
 over the limit with loads running at once) and the working memory of the biLM calls (the model check, calls bounded
 and shared across threads)."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from app import memory
-from app.memory import CALL_POSITIONS, ModelBudgetError, ModelRegistry, WorkingMemory
+from app.serving import memory
+from app.serving.memory import CALL_POSITIONS, ModelBudgetError, ModelRegistry, WorkingMemory
 from elmo_core.model.config import BiLMConfig
 from tests.conftest import WIDE_OPTIONS as WIDE
 
@@ -33,7 +33,7 @@ def published_config(dim: int, projection: int, highway: int) -> BiLMConfig:
 
 @dataclass
 class _Model:
-    """A stand-in for ``app.resources.LoadedModel``."""
+    """A stand-in for ``app.serving.resources.LoadedModel``."""
 
     key: str
     embedder: object

@@ -1,4 +1,4 @@
-"""app/resources.py: the Streamlit-cached services (models, uploads, the model registry, the reference corpus)
+"""app/serving/resources.py: the Streamlit-cached services (models, uploads, the model registry, the reference corpus)
 with the tiny fixture biLM."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _reference_folder(monkeypatch, tmp_path, sentences: list[str]) -> None:
 
 
 def test_reference_sentences_are_split_not_retokenized(monkeypatch, tmp_path):
-    from app import resources
+    from app.serving import resources
     _reference_folder(monkeypatch, tmp_path, ["The industry 's bank closed .", "A bank ( the old one ) -- gone ."])
     hits, total = resources.reference_for_word("bank", False)
     assert total == 2
@@ -32,7 +32,7 @@ def test_reference_sentences_are_split_not_retokenized(monkeypatch, tmp_path):
 
 
 def test_uploaded_model_bad_file_raises_and_good_file_loads():
-    from app import resources
+    from app.serving import resources
     with pytest.raises(Exception):
         resources.load_uploaded_model(b'{"lstm": {}}', b"\x00garbage", "weights.hdf5")
     options = (FIXTURE / "options.json").read_bytes()
@@ -45,7 +45,7 @@ def test_uploaded_model_bad_file_raises_and_good_file_loads():
 
 
 def test_the_page_model_has_its_compare_spec():
-    from app import resources
+    from app.serving import resources
     options = (FIXTURE / "options.json").read_bytes()
     mine = resources.load_uploaded_model(options, (FIXTURE / "lm_weights.hdf5").read_bytes(), "w.hdf5", session="spec")
     assert resources.comparison_spec(mine, session="spec") == "session"
@@ -62,7 +62,7 @@ def test_the_page_model_has_its_compare_spec():
 def test_uploaded_model_error_names_the_users_file():
     from safetensors.numpy import save
 
-    from app import resources
+    from app.serving import resources
     options = (ROOT / "assets" / "default" / "options.json").read_bytes()
     with pytest.raises(ValueError) as info:
         resources.load_uploaded_model(options, save({"x": np.zeros(2, dtype=np.float32)}), "my.safetensors")
@@ -72,7 +72,7 @@ def test_uploaded_model_error_names_the_users_file():
 
 
 def test_uploaded_model_error_names_the_users_options_file():
-    from app import resources
+    from app.serving import resources
     with pytest.raises(ValueError) as info:
         resources.load_uploaded_model(b'{"lstm": {}}', b"\x00garbage", "garbage.hdf5", options_name="garbage.json")
     assert str(info.value) == "garbage.json: missing key 'char_cnn'"  # the options file's fault, under its name
@@ -81,7 +81,7 @@ def test_uploaded_model_error_names_the_users_options_file():
 def test_uploads_never_touch_the_disk(monkeypatch):
     import tempfile
 
-    from app import resources
+    from app.serving import resources
 
     def no_disk(*a, **k):
         raise AssertionError("an upload was written to disk")
@@ -95,7 +95,7 @@ def test_uploads_never_touch_the_disk(monkeypatch):
 
 
 def test_each_uploader_has_its_own_limit():
-    from app import resources
+    from app.serving import resources
     resources.check_upload_size("weights", 60 * 2**20, "w.hdf5")  # fine for weights
     with pytest.raises(ValueError, match=r"big.txt is 60.0 MB; the limit for this upload is 2 MB"):
         resources.check_upload_size("sentences", 60 * 2**20, "big.txt")
@@ -114,7 +114,7 @@ class _Clock:
 def _model(key: str, mb: int):
     import torch
 
-    from app.resources import LoadedModel
+    from app.serving.resources import LoadedModel
 
     class _E:
         name = key
@@ -128,7 +128,7 @@ def _load(reg, session: str, key: str, mb: int, name: str):
 
 
 def test_registry_never_evicts_a_model_in_use_and_tells_idle_owners():
-    from app.resources import ModelBudgetError, ModelRegistry
+    from app.serving.resources import ModelBudgetError, ModelRegistry
     clock, active = _Clock(), {"a", "b", "c"}
     reg = ModelRegistry(max_bytes=20 * 2**20, idle_seconds=600, clock=clock, is_active=lambda s: s in active)
     for session, key in (("a", "m1"), ("b", "m2")):
@@ -154,7 +154,7 @@ def test_registry_never_evicts_a_model_in_use_and_tells_idle_owners():
 
 
 def test_same_upload_from_two_sessions_shares_memory_but_not_names():
-    from app import resources
+    from app.serving import resources
     options = (FIXTURE / "options.json").read_bytes()
     weights = (FIXTURE / "lm_weights.hdf5").read_bytes()
     alice = resources.load_uploaded_model(options, weights, "alice.hdf5", session="alice")
@@ -174,7 +174,7 @@ def test_same_upload_from_two_sessions_shares_memory_but_not_names():
 
 
 def test_reference_search_counts_whole_tokens_only(monkeypatch, tmp_path):
-    from app import resources
+    from app.serving import resources
     _reference_folder(monkeypatch, tmp_path, ["The river-bank flooded .", "The bank 's vault .", "Banks lend .",
                                               "A banker smiled ."])
     hits, total = resources.reference_for_word("bank", True)
@@ -184,7 +184,7 @@ def test_reference_search_counts_whole_tokens_only(monkeypatch, tmp_path):
 
 
 def test_startup_model_follows_load_embedder(monkeypatch):
-    from app import resources
+    from app.serving import resources
     assert resources.startup_model().key.startswith("startup:")  # app_env: the fixture biLM's files
     resources.startup_model.clear()
     monkeypatch.delenv("ELMO_EXPLORER_WEIGHTS")
@@ -199,7 +199,7 @@ KEEP = "refused (a weights file must hold complete, plain float arrays of its ow
 
 def _upload_message(options: bytes, weights: bytes, weights_name: str = "w.hdf5",
                     options_name: str = "options.json") -> str:
-    from app import resources
+    from app.serving import resources
     with pytest.raises(ValueError) as info:
         resources.load_uploaded_model(options, weights, weights_name, session="hostile", options_name=options_name)
     assert resources.model_registry().used_bytes == 0 and resources.current_model(session="hostile")[0].key == \
@@ -226,7 +226,7 @@ def test_weights_that_would_read_as_zeros_or_inflate_are_refused(tmp_path, how, 
 
 def test_the_wide_model_is_refused_for_its_working_memory_and_loads_where_the_operator_allows_it(
         monkeypatch, wide_model_files):
-    from app import memory, resources
+    from app.serving import memory, resources
     options, weights = wide_model_files
     assert _upload_message(options, weights, "wide.hdf5") == (
         "this model needs about 2,655 MB of working memory for one biLM call of the page (32 sentences of 100 "
@@ -256,7 +256,7 @@ def test_eight_uploads_at_once_never_hold_more_than_the_limit(monkeypatch, tmp_p
     never exceed 1 MB, also while they are read. A failed load gives its bytes back."""
     import elmo_core.model.weights
 
-    from app import resources
+    from app.serving import resources
     from tests.conftest import crafted_weights
     monkeypatch.setenv("ELMO_EXPLORER_MODEL_MB", "1")
     resources.model_registry.clear()

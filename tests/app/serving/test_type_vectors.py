@@ -1,4 +1,4 @@
-"""app.type_vectors: the layer-0 vectors of a vocabulary, computed in the background, and their nearest word
+"""app.serving.type_vectors: the layer-0 vectors of a vocabulary, computed in the background, and their nearest word
 types, on the tiny fixture biLM."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def tiny(allennlp_files):
 
 
 def test_vocabulary_neighbours_are_the_true_cosine_neighbours(tiny):
-    from app.type_vectors import TypeVectors
+    from app.serving.type_vectors import TypeVectors
     types = TypeVectors(WORDS, tiny.type_vectors)
     assert not types.ready and "in the background (0%)" in types.status()
     types.run_now()
@@ -40,7 +40,7 @@ def test_vocabulary_neighbours_are_the_true_cosine_neighbours(tiny):
 
 
 def test_a_failing_model_is_reported_not_raised():
-    from app.type_vectors import TypeVectors, TypeVectorStore
+    from app.serving.type_vectors import TypeVectors, TypeVectorStore
 
     def broken(words):
         raise RuntimeError("no weights")
@@ -63,7 +63,7 @@ def test_the_vocabulary_thread_runs_below_the_server_never_above_it():
     import threading
     if not sys.platform.startswith("linux"):
         pytest.skip("per-thread nice values are Linux's")
-    from app.type_vectors import BACKGROUND_NICE, TypeVectors
+    from app.serving.type_vectors import BACKGROUND_NICE, TypeVectors
     seen = {}
 
     def compute(words):

@@ -1,4 +1,4 @@
-"""app.state: the explorer's session keys, the link (URL round trip, hostile values), the weight sliders' one
+"""app.session.state: the explorer's session keys, the link (URL round trip, hostile values), the weight sliders' one
 writer, and the controls that outlive a page switch."""
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import urllib.parse
 
 import pytest
 
-from app import inputs, mixing
-from app import state
-from app.examples import EXAMPLE_SETS
-from app.frame import Controls
-from app.safe import shown
+from app.explore import inputs, mixing
+from app.session import state
+from app.explore.examples import EXAMPLE_SETS
+from app.explore.frame import Controls
+from app.render.safe import shown
 
 EXAMPLES = {name: e.text for name, e in EXAMPLE_SETS.items()}
 MODELS = ("default", "lm-only")
@@ -264,7 +264,7 @@ def test_the_query_occurrence_and_the_links_note():
 
 
 @pytest.mark.parametrize("selection, expected", [
-    ({"selection": {"pick": [{"idx": 2}]}}, 2),  # the Vega-Lite map's point selection (app.map_chart.PICK)
+    ({"selection": {"pick": [{"idx": 2}]}}, 2),  # the Vega-Lite map's point selection (app.render.map_chart.PICK)
     ({"selection": {"pick": [{"idx": -1}, {"idx": 1}]}}, 1),
     ({"selection": {"pick": [{"idx": 7}]}}, None),  # out of range
     ({"selection": {"pick": [{"idx": "<b>"}]}}, None),  # hostile
