@@ -14,7 +14,7 @@
 # A CPU-only image (about 1.5 GB smaller): pass PyTorch's CPU wheel index, e.g.
 #   docker build -t elmo-explorer:cpu --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu .
 #
-# App settings are environment variables (see app/serving/resources.py), e.g. `-e ELMO_EXPLORER_DEVICE=cpu`.
+# App settings are environment variables (see app/serving/settings.py), e.g. `-e ELMO_EXPLORER_DEVICE=cpu`.
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 
@@ -60,7 +60,7 @@ USER 10001:10001
 # Compile UMAP once, at build time, into numba's on-disk cache (NUMBA_CACHE_DIR above; app.explore.projections.import_umap
 # has every UMAP function use it): a container then loads UMAP in 2-3 s and compiles nothing, where an empty
 # cache took about 40 s on 2 cores. If it fails, a map that asks for UMAP shows PCA and says why.
-RUN python -c "from app.explore.projections import UmapWarmUp; w = UmapWarmUp().run_now(); print('UMAP warm-up:', w.state, w.error)"
+RUN python -c "from app.serving.warm_up import UmapWarmUp; w = UmapWarmUp().run_now(); print('UMAP warm-up:', w.state, w.error)"
 
 EXPOSE 8501
 

@@ -1,4 +1,5 @@
-# The two commands of the README: `make app` (set up, then open the explorer) and `make test`.
+# The two commands of the README: `make app` (set up, then open the explorer) and `make test`; for contributors
+# `make test-fast` and `make lint` (docs/CONTRIBUTING.md).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ PORT ?= 8501
 NUMBA_CACHE_DIR ?= $(abspath $(VENV))/numba-cache
 export NUMBA_CACHE_DIR
 
-.PHONY: app test setup setup-test
+.PHONY: app test test-fast lint setup setup-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +22,7 @@ $(BIN)/python:
 $(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -r requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .   # elmo_core importable anywhere in the venv, plus the console scripts
-	$(BIN)/python -c "from app.explore.projections import UmapWarmUp; w = UmapWarmUp().run_now(); \
+	$(BIN)/python -c "from app.serving.warm_up import UmapWarmUp; w = UmapWarmUp().run_now(); \
 		print('UMAP compiled into $(NUMBA_CACHE_DIR):', w.state, f'{w.seconds:.0f} s', w.error)"
 	touch $@
 
@@ -43,6 +44,20 @@ endif
 		--server.headless true --browser.gatherUsageStats false
 
 # pytest's exit code 5 (no tests collected) counts as a failure, like any other non-zero code.
-test: setup-test
-	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+RUN_PYTEST = rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# The whole suite, after the lint: what CI runs (.ci/run). Browser, replica and download tests included.
+test: setup-test lint
+	@$(BIN)/python -m pytest $(PYTEST_ARGS); $(RUN_PYTEST)
+
+# What a contributor runs while working (under 2 minutes on 2 cores): everything but the tests that drive a browser,
+# start several processes or servers, serve downloads from a local mirror, or are slow for another reason
+# (the markers: pyproject.toml; docs/CONTRIBUTING.md). `make test` before a push.
+FAST = not browser and not multiprocess and not download_server and not slow
+test-fast: setup-test
+	@$(BIN)/python -m pytest -m "$(FAST)" $(PYTEST_ARGS); $(RUN_PYTEST)
+
+# ruff (pinned in requirements-test.txt, configured in pyproject.toml): the rules, then the formatting.
+lint: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .

@@ -5,7 +5,7 @@ bounded by ``ELMO_EXPLORER_WORK_MB`` (``app.serving.memory.WorkingMemory``).
 
     nice .venv/bin/python benchmarks/app_memory.py [--words 50000] [--threads 2] [--cases wide-refused,wide,...]
 
-Each case runs in a fresh process on the CPU, calling the app's own functions (``app.serving.resources``, outside a
+Each case runs in a fresh process on the CPU, calling the app's own functions (``app.serving``, outside a
 Streamlit server): "rss" is the resident set size after the model is in memory, "peak" the process's peak
 (``VmHWM``, reset before each call) during the call; both include Python, torch and the app's imports (about
 350 MB). Cases:
@@ -17,6 +17,7 @@ Streamlit server): "rss" is the resident set size after the model is in memory, 
   upload, which would need its 374 MB file) at the defaults;
 * ``default``: the shipped default model at the defaults.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,11 +38,9 @@ if threads:
 import streamlit.logger
 streamlit.logger.set_log_level("error")
 logging.disable(logging.WARNING)
-from app.serving import memory, resources
-from elmo_core import Embedder
-from elmo_core.model.bilm import BiLM
-from elmo_core.model.config import BiLMConfig
-from elmo_core.model.weights import export_elmo_hdf5
+from app.serving import caches, corpus, limits, memory, uploads
+from app.serving.startup import LoadedModel
+from elmo_core import BiLM, BiLMConfig, Embedder, export_elmo_hdf5
 
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096
@@ -76,18 +75,18 @@ if case.startswith("wide"):
     reset_peak()
     before = rss()
     try:
-        model = resources.load_uploaded_model(options, weights, "wide.hdf5", session="bench")
+        model = uploads.load_uploaded_model(options, weights, "wide.hdf5", session="bench")
     except ValueError as err:
         out.update(refused=str(err), rss_before=before, rss_after=rss(), peak=peak())
         print(json.dumps(out))
         sys.exit(0)
 elif case == "original":
     config = BiLMConfig.from_dict(ORIGINAL)
-    model = resources.LoadedModel("bench", Embedder(BiLM(config), device="cpu", name="original-size"), "bench")
+    model = LoadedModel("bench", Embedder(BiLM(config), device="cpu", name="original-size"), "bench")
 else:
-    model = resources.LoadedModel("bench", Embedder.bundled("default", device="cpu"), "bench")
+    model = LoadedModel("bench", Embedder.bundled("default", device="cpu"), "bench")
 config = model.embedder.bilm.config
-work = resources.working_memory()
+work = limits.working_memory()
 out.update(parameters=model.embedder.num_parameters, work_mb=work.max_bytes // 2**20,
            call_positions=work.positions(config), call_estimate=config.inference_bytes(work.positions(config)),
            vocab_batch=model.embedder.type_vector_batch(
@@ -95,8 +94,8 @@ out.update(parameters=model.embedder.num_parameters, work_mb=work.max_bytes // 2
 out["estimate_vocab"] = config.inference_bytes(3 * out["vocab_batch"])
 out["held_vocab"] = memory.VOCABULARY_MARGIN * out["estimate_vocab"]
 model.embedder.embed_batch([["ab", "cd"]])  # warmed up: one-off buffers (oneDNN's packed weights) are the model's
-corpus = resources.reference_corpus()[0]
-words = corpus.vocabulary(words_wanted)
+reference = corpus.reference_corpus()[0]
+words = reference.vocabulary(words_wanted)
 from app.serving.type_vectors import TypeVectors
 sentences = [[f"word{i}"] * 100 for i in range(32)]
 out["rss"] = rss()
@@ -107,7 +106,7 @@ if call == "vocab":
     assert types.state == "ready", types.error
     out.update(words=len(words), vectors=types._vectors.nbytes)
 else:
-    resources.embed(model, sentences)
+    caches.embed(model, sentences)
 out.update(seconds=time.perf_counter() - start, peak=peak())
 print(json.dumps(out))
 """
@@ -123,29 +122,42 @@ def main() -> None:
     mb = 2**20
     for case in args.cases.split(","):
         for call in ("vocab", "page") if case != "wide-refused" else ("upload",):
-            run = subprocess.run([sys.executable, "-c", CHILD, case, call, str(args.words), str(args.threads)],
-                                 cwd=ROOT, capture_output=True, text=True, env=env)
+            run = subprocess.run(
+                [sys.executable, "-c", CHILD, case, call, str(args.words), str(args.threads)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             if run.returncode:
                 print(f"{case} {call}: failed\n{run.stderr[-2000:]}")
                 continue
             row = json.loads(run.stdout.strip().splitlines()[-1])
             if "refused" in row:
-                print(f"{case}: refused before its weights were read: {row['refused']}\n"
-                      f"    RSS {row['rss_before'] / mb:,.0f} MB before the upload, {row['rss_after'] / mb:,.0f} MB "
-                      f"after; peak {row['peak'] / mb:,.0f} MB")
+                print(
+                    f"{case}: refused before its weights were read: {row['refused']}\n"
+                    f"    RSS {row['rss_before'] / mb:,.0f} MB before the upload, {row['rss_after'] / mb:,.0f} MB "
+                    f"after; peak {row['peak'] / mb:,.0f} MB"
+                )
                 continue
-            head = (f"{case}: {row['parameters']:,} parameters, ELMO_EXPLORER_WORK_MB={row['work_mb']}, RSS with the "
-                    f"model {row['rss'] / mb:,.0f} MB")
+            head = (
+                f"{case}: {row['parameters']:,} parameters, ELMO_EXPLORER_WORK_MB={row['work_mb']}, RSS with the "
+                f"model {row['rss'] / mb:,.0f} MB"
+            )
             if call == "vocab":
-                print(f"{head}; vocabulary pass of {row['words']:,} words, {row['vocab_batch']} a call (estimate "
-                      f"{row['estimate_vocab'] / mb:,.0f} MB, held {row['held_vocab'] / mb:,.0f} MB): "
-                      f"peak {row['peak'] / mb:,.0f} MB "
-                      f"(+{(row['peak'] - row['rss']) / mb:,.0f}, of which {row['vectors'] / mb:,.0f} MB its "
-                      f"vectors; {row['seconds']:.0f} s)")
+                print(
+                    f"{head}; vocabulary pass of {row['words']:,} words, {row['vocab_batch']} a call (estimate "
+                    f"{row['estimate_vocab'] / mb:,.0f} MB, held {row['held_vocab'] / mb:,.0f} MB): "
+                    f"peak {row['peak'] / mb:,.0f} MB "
+                    f"(+{(row['peak'] - row['rss']) / mb:,.0f}, of which {row['vectors'] / mb:,.0f} MB its "
+                    f"vectors; {row['seconds']:.0f} s)"
+                )
             else:
-                print(f"{head}; page call of 32 x 100 tokens, {row['call_positions']:,} positions a call (estimate "
-                      f"{row['call_estimate'] / mb:,.0f} MB): peak {row['peak'] / mb:,.0f} MB "
-                      f"(+{(row['peak'] - row['rss']) / mb:,.0f}; {row['seconds']:.1f} s)")
+                print(
+                    f"{head}; page call of 32 x 100 tokens, {row['call_positions']:,} positions a call (estimate "
+                    f"{row['call_estimate'] / mb:,.0f} MB): peak {row['peak'] / mb:,.0f} MB "
+                    f"(+{(row['peak'] - row['rss']) / mb:,.0f}; {row['seconds']:.1f} s)"
+                )
 
 
 if __name__ == "__main__":

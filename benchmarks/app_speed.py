@@ -17,18 +17,19 @@ Model: --checkpoint (our format) or --options + --weights (published ELMo); else
     the new sentences (empty activation cache), finding + tokenizing + embedding the word's reference-corpus
     sentences, then the first view (a fresh projection, all separation scores); median over --trials.
     Twice: "bank" (20 bank sentences; few reference sentences) and, as the worst case, 20 sentences with
-    "the", whose reference sentences hit the app's cap (``resources.MAX_REFERENCE_SENTENCES``).
+    "the", whose reference sentences hit the app's cap (``app.serving.corpus.MAX_REFERENCE_SENTENCES``).
 (c) UMAP: import + first fit in a fresh process (numba JIT) vs the same fit warm, and the warm-started refit.
 (d) t-SNE and the new views, on the (a) set of --occurrences unlabelled occurrences, after warm-up: a t-SNE map
     from scratch (``compute_frame`` with projection "tsne" and no previous frame: PCA init, capped iterations;
     target 1 s at 200 points) and a warm-started t-SNE refit (a slider move); the small multiples
-    (``app.explore.frame.layer_maps``: each layer projected with UMAP, then aligned) first and after a slider move
+    (``app.explore.layer_maps.layer_maps``: each layer projected with UMAP, then aligned) first and after a slider move
     (layer fits reused); and two models compared after a slider move (``app.explore.compare.compare``: two frames
     with the "auto" projection, UMAP at 200 points, warm-started, + alignment), here
     the same model under two keys; medians of --trials.
 
 The benchmark calls the functions the page calls, so it cannot drift from it. Streamlit's own overhead (script rerun, websocket, browser rendering) is not included.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,12 +46,20 @@ import plotly.io as pio
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from app.explore import activations, inputs, mixing, projections
-from app.render import figures, map_chart  # noqa: E402
+from app.explore import (  # noqa: E402
+    activations,
+    compare,  # noqa: E402
+    inputs,
+    mixing,
+    projections,
+)
+from app.explore.controls import Controls  # noqa: E402
 from app.explore.examples import EXAMPLE_SETS  # noqa: E402
-from app.explore import compare  # noqa: E402
-from app.session import state as state_  # noqa: E402
-from app.explore.frame import Controls, Reference, compute_frame, layer_maps, occurrence_layers  # noqa: E402
+from app.explore.frame import compute_frame, occurrence_layers  # noqa: E402
+from app.explore.frame_neighbours import Reference  # noqa: E402
+from app.explore.layer_maps import layer_maps  # noqa: E402
+from app.render import figures, map_chart  # noqa: E402
+from app.session import widgets  # noqa: E402
 from elmo_core.data.reference import REFERENCE_DIR, ReferenceCorpus  # noqa: E402
 
 K = 10  # neighbours shown (the page's default)
@@ -70,13 +79,19 @@ EXTRA_BANK = """\
 # ---- model ------------------------------------------------------------------------------------------------
 def load_model(args):
     from elmo_core.model.loading import load_embedder
+
     embedder = load_embedder(args.options, args.weights, args.checkpoint, device=args.device)
-    source = (f"ELMo files {args.weights}" if args.options else f"checkpoint {args.checkpoint}" if args.checkpoint
-              else "default model (assets/default)")
+    source = (
+        f"ELMo files {args.weights}"
+        if args.options
+        else f"checkpoint {args.checkpoint}"
+        if args.checkpoint
+        else "default model (assets/default)"
+    )
     return embedder, source
 
 
-# ---- reference corpus (app/resources.reference_for_word, the page's own search) -----------------------------
+# ---- reference corpus (app.serving.corpus.reference_for_word, the page's own search) -----------------------------
 def reference_lines() -> list[str]:
     """The shipped reference corpus's sentences (tokenized, space-joined); [] when it is missing."""
     try:
@@ -86,11 +101,13 @@ def reference_lines() -> list[str]:
 
 
 def reference_tokens(word: str, lines: list[str]) -> list[tuple[str, ...]]:
-    """The word's reference sentences as the page finds them (``resources.reference_for_word``: its forms, its
+    """The word's reference sentences as the page finds them (``corpus.reference_for_word``: its forms, its
     cap ``MAX_REFERENCE_SENTENCES``); [] without a corpus."""
     import streamlit.logger
+
     streamlit.logger.set_log_level("error")  # "No runtime found" warnings: its cache works without a server
-    from app.serving.resources import reference_for_word
+    from app.serving.corpus import reference_for_word
+
     return reference_for_word(word, inflections=False)[0]
 
 
@@ -108,28 +125,50 @@ class Timer:
 
             def __exit__(self, *exc):
                 timer.phases[name] = timer.phases.get(name, 0.0) + time.perf_counter() - self.start
+
         return _Phase()
 
 
-def full_update(table: activations.TokenTable, occurrences, word: str, w, ref: activations.TokenTable | None, state: dict,
-                timer: Timer, gamma: float = 1.0, layer_norm: bool = False) -> None:
+def full_update(
+    table: activations.TokenTable,
+    occurrences,
+    word: str,
+    w,
+    ref: activations.TokenTable | None,
+    state: dict,
+    timer: Timer,
+    gamma: float = 1.0,
+    layer_norm: bool = False,
+) -> None:
     """One run of the explorer's live view: ``compute_frame`` (the function the page calls; projection "auto",
     no context words, query #1, k = 10), the page's three figures of the frame, and their JSON."""
-    controls = Controls(tuple(w), gamma, layer_norm, "auto", False, 0, None, K)
+    controls = Controls(weights=tuple(w), gamma=gamma, layer_norm=layer_norm, k=K, same_word=False)
     with timer("compute_frame"):
-        frame = compute_frame(table, occurrences, controls, state.get("frame"), model_key="model", word=word,
-                              reference=Reference(ref, len(ref.lines) if ref else 0), umap_state="ready")
+        frame = compute_frame(
+            table,
+            occurrences,
+            controls,
+            state.get("frame"),
+            model_key="model",
+            word=word,
+            reference=Reference(ref, len(ref.lines) if ref else 0),
+        )
         state["frame"] = frame
     with timer("figures"):
         # the page's colour: its default ("label") where it means something, else the first that does
-        color_by = state_.color_by_choices({}, any(o.label for o in occurrences), len(inputs.spellings(occurrences)) > 1,
-                                           frame.offers_clusters())[0]
-        figs = (map_chart.frame_chart(frame, occurrences, table, color_by),
-                figures.frame_heatmaps(frame, occurrences), figures.frame_separation(frame))
+        color_by = widgets.color_by_choices(
+            {}, any(o.label for o in occurrences), len(inputs.spellings(occurrences)) > 1, frame.offers_clusters()
+        )[0]
+        figs = (
+            map_chart.frame_chart(frame, occurrences, table, color_by),
+            figures.frame_heatmaps(frame, occurrences),
+            figures.frame_separation(frame),
+        )
     with timer("export"):
         occurrence_layers(table, frame)
     with timer("figure JSON"):  # what st.vega_lite_chart and st.plotly_chart do with each figure before sending it
         from streamlit import dataframe_util
+
         for fig in figs:
             if fig is None:
                 continue
@@ -187,6 +226,7 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
     if profile:
         import cProfile
         import pstats
+
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(moves):
@@ -202,9 +242,13 @@ def slider_path(embedder, model_key, n_occ, moves, labelled, ref_lines, profile=
 # ---- (b) new sentences to first full view ----------------------------------------------------------------
 def worst_case_text() -> str:
     """20 example-set sentences with "the": a word with the page's full number of reference sentences to
-    embed (``resources.MAX_REFERENCE_SENTENCES``)."""
-    lines = [ln for e in EXAMPLE_SETS.values() for ln in e.text.splitlines()
-             if " the " in f" {ln.split('] ', 1)[-1].lower()} "]
+    embed (``app.serving.corpus.MAX_REFERENCE_SENTENCES``)."""
+    lines = [
+        ln
+        for e in EXAMPLE_SETS.values()
+        for ln in e.text.splitlines()
+        if " the " in f" {ln.split('] ', 1)[-1].lower()} "
+    ]
     return "\n".join(lines[:20]) + "\n"
 
 
@@ -234,8 +278,13 @@ def first_view(embedder, model_key, trials, ref_lines, text=None, word=None):
             full_update(table, occurrences, word, [0.0] * table.num_layers, ref, {}, view)
         total = time.perf_counter() - start
         if trial == 0:
-            info = dict(sentences=len(parsed.lines), occurrences=len(occurrences), word=word,
-                        reference=len(ref_toks), computed=computed)
+            info = dict(
+                sentences=len(parsed.lines),
+                occurrences=len(occurrences),
+                word=word,
+                reference=len(ref_toks),
+                computed=computed,
+            )
         results.append((total, timer.phases))
     total = statistics.median(r[0] for r in results)
     phases = {name: statistics.median(r[1][name] for r in results) for name in results[0][1]}
@@ -259,33 +308,70 @@ def views_rows(embedder, model_key, n_occ, trials) -> list:
             times.append(time.perf_counter() - start)
         return statistics.median(times)
 
-    tsne = Controls(w, projection="tsne")
-    compute_frame(table, occ, tsne, model_key="m", word=word, umap_state="ready")  # warm-up
-    fresh = median_of(lambda: compute_frame(table, occ, tsne, model_key="m", word=word, umap_state="ready"))
-    first = compute_frame(table, occ, tsne, model_key="m", word=word, umap_state="ready")
-    moved = Controls((0.0,) * (table.num_layers - 1) + (0.5,), projection="tsne")
-    refit = median_of(lambda: compute_frame(table, occ, moved, first, model_key="m", word=word, umap_state="ready"))
-    umap_frame = compute_frame(table, occ, Controls(w, projection="umap"), model_key="m", word=word,
-                               umap_state="ready")
+    tsne = Controls(weights=w, projection="tsne")
+    compute_frame(table, occ, tsne, model_key="m", word=word)  # warm-up
+    fresh = median_of(lambda: compute_frame(table, occ, tsne, model_key="m", word=word))
+    first = compute_frame(table, occ, tsne, model_key="m", word=word)
+    moved = Controls(weights=(0.0,) * (table.num_layers - 1) + (0.5,), projection="tsne")
+    refit = median_of(lambda: compute_frame(table, occ, moved, first, model_key="m", word=word))
+    umap_frame = compute_frame(table, occ, Controls(weights=w, projection="umap"), model_key="m", word=word)
     maps_first = median_of(lambda: layer_maps(table, umap_frame))
     maps = layer_maps(table, umap_frame)
-    umap_moved = compute_frame(table, occ, Controls((0.0,) * (table.num_layers - 1) + (0.5,), projection="umap"),
-                               umap_frame, model_key="m", word=word, umap_state="ready")
+    umap_moved = compute_frame(
+        table,
+        occ,
+        Controls(weights=(0.0,) * (table.num_layers - 1) + (0.5,), projection="umap"),
+        umap_frame,
+        model_key="m",
+        word=word,
+    )
     maps_moved = median_of(lambda: layer_maps(table, umap_moved, maps))
-    sides = compare.compare([("a", "m", table), ("b", "m2", table)], occ, Controls(w), word)
-    compared = median_of(lambda: compare.compare([("a", "m", table), ("b", "m2", table)], occ,
-                                                 Controls((0.0,) * (table.num_layers - 1) + (0.5,)), word, sides))
+    sides = compare.compare([("a", "m", table), ("b", "m2", table)], occ, Controls(weights=w), word)
+    compared = median_of(
+        lambda: compare.compare(
+            [("a", "m", table), ("b", "m2", table)],
+            occ,
+            Controls(weights=(0.0,) * (table.num_layers - 1) + (0.5,)),
+            word,
+            sides,
+        )
+    )
     n = len(occ)
-    return [(f"(d) t-SNE map from scratch (PCA init, at most {projections.TSNE_MAX_ITER} iterations), {n} occurrences, "
-             f"whole compute_frame; median of {trials}", ms(fresh), "1 s", {}),
-            (f"(d) t-SNE warm-started refit after a slider move ({projections.TSNE_WARM_ITER} iterations), {n} occurrences; "
-             f"median of {trials}", ms(refit), "", {}),
-            (f"(d) layers side by side, UMAP, {n} occurrences: first (three UMAP fits); median of {trials}",
-             ms(maps_first), "", {}),
-            (f"(d) layers side by side after a slider move (fits reused, re-aligned); median of {trials}",
-             ms(maps_moved), "", {}),
-            (f"(d) two models compared after a slider move (two frames, warm-started UMAP, alignment), {n} occurrences; "
-             f"median of {trials}", ms(compared), "", {})]
+    return [
+        (
+            f"(d) t-SNE map from scratch (PCA init, at most {projections.TSNE_MAX_ITER} iterations), {n} occurrences, "
+            f"whole compute_frame; median of {trials}",
+            ms(fresh),
+            "1 s",
+            {},
+        ),
+        (
+            f"(d) t-SNE warm-started refit after a slider move ({projections.TSNE_WARM_ITER} iterations), {n} occurrences; "
+            f"median of {trials}",
+            ms(refit),
+            "",
+            {},
+        ),
+        (
+            f"(d) layers side by side, UMAP, {n} occurrences: first (three UMAP fits); median of {trials}",
+            ms(maps_first),
+            "",
+            {},
+        ),
+        (
+            f"(d) layers side by side after a slider move (fits reused, re-aligned); median of {trials}",
+            ms(maps_moved),
+            "",
+            {},
+        ),
+        (
+            f"(d) two models compared after a slider move (two frames, warm-started UMAP, alignment), {n} occurrences; "
+            f"median of {trials}",
+            ms(compared),
+            "",
+            {},
+        ),
+    ]
 
 
 # ---- (c) UMAP cold vs warm --------------------------------------------------------------------------------
@@ -310,8 +396,9 @@ print(json.dumps({"import": t1 - t0, "first": b - a, "warm": float(np.median(fit
 
 
 def umap_cold_warm():
-    out = subprocess.run([sys.executable, "-c", UMAP_CHILD, str(ROOT)], capture_output=True, text=True, check=True,
-                         cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", UMAP_CHILD, str(ROOT)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -323,33 +410,54 @@ def ms(seconds: float) -> str:
 def model_rows(args) -> list:
     """(a) and (b): load the model, warm up torch and UMAP in this process, then measure."""
     import torch
+
     if args.threads:
         torch.set_num_threads(args.threads)
     embedder, source = load_model(args)
-    print(f"model: {source}; {embedder.num_layers} layers x {embedder.dim}, {embedder.num_parameters:,} "
-          f"parameters, device {embedder.device}; torch threads {torch.get_num_threads()}, CPUs {os.cpu_count()}")
+    print(
+        f"model: {source}; {embedder.num_layers} layers x {embedder.dim}, {embedder.num_parameters:,} "
+        f"parameters, device {embedder.device}; torch threads {torch.get_num_threads()}, CPUs {os.cpu_count()}"
+    )
     embedder.embed_batch([["A", "warm", "up", "sentence", "."]] * 4)
-    warm = projections.UmapWarmUp()
+    from app.serving.warm_up import UmapWarmUp
+
+    warm = UmapWarmUp()
     warm.run_now()
-    print(f"in-process UMAP warm-up (the app runs it in a background thread at start-up): {warm.seconds:.1f} s "
-          f"({warm.state})")
+    print(
+        f"in-process UMAP warm-up (the app runs it in a background thread at start-up): {warm.seconds:.1f} s "
+        f"({warm.state})"
+    )
     ref_lines = reference_lines()
     model_key = "bench"
     rows = []
     for labelled in (False, True) if "a" in args.parts else ():
-        med, phases, n_tokens, n_occ, ref = slider_path(embedder, model_key, args.occurrences, args.moves, labelled,
-                                                         ref_lines, args.profile and not labelled)
+        med, phases, n_tokens, n_occ, ref = slider_path(
+            embedder, model_key, args.occurrences, args.moves, labelled, ref_lines, args.profile and not labelled
+        )
         what = "two labels" if labelled else "no labels"
-        rows.append((f"(a) slider move, {n_occ} occurrences ({what}), {n_tokens} tokens, "
-                     f"{0 if ref is None else ref.num_tokens} reference tokens; median of {args.moves}",
-                     ms(med), "300 ms", phases))
+        rows.append(
+            (
+                f"(a) slider move, {n_occ} occurrences ({what}), {n_tokens} tokens, "
+                f"{0 if ref is None else ref.num_tokens} reference tokens; median of {args.moves}",
+                ms(med),
+                "300 ms",
+                phases,
+            )
+        )
     if "d" in args.parts:
         rows += views_rows(embedder, model_key, args.occurrences, args.trials)
     for text, word in ((None, None), (worst_case_text(), "the")) if "b" in args.parts else ():
         total, phases, info = first_view(embedder, model_key, args.trials, ref_lines, text, word)
-        rows.append((f"(b) new set of {info['sentences']} sentences -> first full view ('{info['word']}', "
-                     f"{info['occurrences']} occurrences, {info['reference']} reference sentences embedded); "
-                     f"median of {args.trials}", ms(total), "3 s", phases))
+        rows.append(
+            (
+                f"(b) new set of {info['sentences']} sentences -> first full view ('{info['word']}', "
+                f"{info['occurrences']} occurrences, {info['reference']} reference sentences embedded); "
+                f"median of {args.trials}",
+                ms(total),
+                "3 s",
+                phases,
+            )
+        )
     return rows
 
 
@@ -362,13 +470,20 @@ def main(argv=None) -> None:
     p.add_argument("--occurrences", type=int, default=200)
     p.add_argument("--moves", type=int, default=20)
     p.add_argument("--trials", type=int, default=5)
-    p.add_argument("--threads", type=int, default=0,
-                   help="torch threads for the biLM (default: torch's default, as the app). On a machine where "
-                        "another process keeps a core busy, 1 avoids waiting for the busy core at every step")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads for the biLM (default: torch's default, as the app). On a machine where "
+        "another process keeps a core busy, 1 avoids waiting for the busy core at every step",
+    )
     p.add_argument("--parts", default="abcd", help="which of (a), (b), (c), (d) to run, e.g. --parts ad (default abcd)")
     p.add_argument("--phases", action="store_true", help="print every phase's median, not only the largest")
-    p.add_argument("--profile", action="store_true",
-                   help="also run the unlabelled slider moves under cProfile and print the top functions")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="also run the unlabelled slider moves under cProfile and print the top functions",
+    )
     args = p.parse_args(argv)
     if bool(args.options) != bool(args.weights):
         p.error("--options and --weights go together")
@@ -379,17 +494,24 @@ def main(argv=None) -> None:
     if "c" in args.parts:
         u = umap_cold_warm()
         rows.append(("(c) UMAP in a fresh process: import umap", ms(u["import"]), "", {}))
-        rows.append(("(c) UMAP first fit in a fresh process (numba JIT), n = 200, D = 256", ms(u["first"]),
-                     "at start-up, in the background", {}))
+        rows.append(
+            (
+                "(c) UMAP first fit in a fresh process (numba JIT), n = 200, D = 256",
+                ms(u["first"]),
+                "at start-up, in the background",
+                {},
+            )
+        )
         rows.append(("(c) UMAP same fit, warm; median of 3", ms(u["warm"]), "", {}))
-        rows.append(("(c) UMAP warm-started refit (60 epochs, as on a slider move), warm; median of 5", ms(u["refit"]),
-                     "", {}))
+        rows.append(
+            ("(c) UMAP warm-started refit (60 epochs, as on a slider move), warm; median of 5", ms(u["refit"]), "", {})
+        )
 
     print()
     print("| case | time | target | largest parts (median) |")
     print("|---|---|---|---|")
     for name, value, target, parts in rows:
-        top = sorted(parts.items(), key=lambda kv: -kv[1])[:None if args.phases else 4]
+        top = sorted(parts.items(), key=lambda kv: -kv[1])[: None if args.phases else 4]
         print(f"| {name} | {value} | {target} | {', '.join(f'{k} {ms(v)}' for k, v in top)} |")
     print()
     given = argv if argv is not None else sys.argv[1:]

@@ -9,6 +9,7 @@ the first 64 among 63 copies of itself. Reported: the largest |difference| from 
 the largest |value|, and their ratio. Differences are float32 rounding from matrix products whose
 summation order depends on the batch's shape; repeated identical calls are bitwise equal (checked too).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,10 @@ def main() -> None:
         "among 63 copies": [embedder.embed_batch([s] * 64, batch_size=64)[0] for s in sentences[:64]],
     }
     top = max(float(np.abs(a).max()) for a in alone)
-    print(f"model {args.model}, {len(sentences)} sentences, {args.threads} threads; largest |value| {top:.1f}; "
-          "repeated identical calls: bitwise equal")
+    print(
+        f"model {args.model}, {len(sentences)} sentences, {args.threads} threads; largest |value| {top:.1f}; "
+        "repeated identical calls: bitwise equal"
+    )
     print(f"{'case':<30} {'max |diff|':>11} {'of the largest value':>21}")
     for name, arrays in cases.items():
         diff = max(float(np.abs(a - b).max()) for a, b in zip(alone, arrays))

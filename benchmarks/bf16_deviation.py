@@ -14,6 +14,7 @@ On a CPU without native bfloat16 (``elmo_core.model.embedder.cpu_has_fast_bfloat
 not offer bfloat16, so this script casts the biLM itself; that fallback is very slow (the timings it prints
 show how slow), hence the smaller default sample there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,10 +55,14 @@ def deviation(a: list[np.ndarray], b: list[np.ndarray]) -> list[dict]:
         xu = x[layer] / np.linalg.norm(x[layer], axis=1, keepdims=True)
         yu = y[layer] / np.linalg.norm(y[layer], axis=1, keepdims=True)
         one_minus_cos = 1.0 - np.sum(xu * yu, axis=1)
-        row = {"layer": layer, "tokens": int(x.shape[1]), "max_1_minus_cos": float(one_minus_cos.max()),
-               "mean_1_minus_cos": float(one_minus_cos.mean()),
-               "max_abs_diff": float(np.abs(x[layer] - y[layer]).max()),
-               "max_abs_value": float(np.abs(x[layer]).max())}
+        row = {
+            "layer": layer,
+            "tokens": int(x.shape[1]),
+            "max_1_minus_cos": float(one_minus_cos.max()),
+            "mean_1_minus_cos": float(one_minus_cos.mean()),
+            "max_abs_diff": float(np.abs(x[layer] - y[layer]).max()),
+            "max_abs_value": float(np.abs(x[layer]).max()),
+        }
         if layer > 0:  # layer 0 is context-free: equal tokens are equal vectors, ties make the check moot
             n = min(len(xu), 4000)
             sx, sy = xu[:n] @ xu[:n].T, yu[:n] @ yu[:n].T
@@ -86,6 +91,7 @@ def main() -> None:
     native = device.type == "cuda" or cpu_has_fast_bfloat16()
     count = args.sentences or (3000 if native else 60)
     from elmo_core.data.reference import ReferenceCorpus
+
     lines = ReferenceCorpus.load().sentences
     sentences = [line.split() for line in lines[:count] if line.strip()]
     if device.type == "cuda":
@@ -99,18 +105,29 @@ def main() -> None:
     b, t16 = embed_all(bf16, sentences, device)
     rows = deviation(a, b)
     tokens = sum(len(s) for s in sentences)
-    summary = {"model": str(args.model.name), "device": str(device), "native_bf16": native,
-               "sentences": len(sentences), "tokens": tokens, "float32_tokens_per_s": tokens / t32,
-               "bfloat16_tokens_per_s": tokens / t16, "layers": rows}
-    print(f"{args.model.name} on {device} ({'native' if native else 'fallback'} bf16), {len(sentences)} sentences, "
-          f"{tokens} tokens: float32 {tokens / t32:,.0f} tok/s, bfloat16 {tokens / t16:,.0f} tok/s "
-          f"({t32 / t16:.2f}x)")
+    summary = {
+        "model": str(args.model.name),
+        "device": str(device),
+        "native_bf16": native,
+        "sentences": len(sentences),
+        "tokens": tokens,
+        "float32_tokens_per_s": tokens / t32,
+        "bfloat16_tokens_per_s": tokens / t16,
+        "layers": rows,
+    }
+    print(
+        f"{args.model.name} on {device} ({'native' if native else 'fallback'} bf16), {len(sentences)} sentences, "
+        f"{tokens} tokens: float32 {tokens / t32:,.0f} tok/s, bfloat16 {tokens / t16:,.0f} tok/s "
+        f"({t32 / t16:.2f}x)"
+    )
     print("| layer | max 1 - cos | mean 1 - cos | max abs diff (max abs value) | same nearest neighbour |")
     print("|---|---|---|---|---|")
     for r in rows:
         nn = f"{100 * r['same_nearest_neighbour']:.1f}%" if "same_nearest_neighbour" in r else "-"
-        print(f"| {r['layer']} | {r['max_1_minus_cos']:.2e} | {r['mean_1_minus_cos']:.2e} | "
-              f"{r['max_abs_diff']:.3f} ({r['max_abs_value']:.2f}) | {nn} |")
+        print(
+            f"| {r['layer']} | {r['max_1_minus_cos']:.2e} | {r['mean_1_minus_cos']:.2e} | "
+            f"{r['max_abs_diff']:.3f} ({r['max_abs_value']:.2f}) | {nn} |"
+        )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
 

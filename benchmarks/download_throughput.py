@@ -9,10 +9,11 @@ same 374,434,792 bytes as the published file), served from memory by ``tests/mir
   disk write     the same bytes written to a file from memory (what the disk allows; no network, no Python loop)
   fetch          ``download.fetch``: HTTP streaming into the part file and the rename (no content check)
   download()     ``published.download``: both files, the length checks, every dataset read back and checked
-                 (``weights.check_elmo_files``), the sha256 of both files and the manifest
+                 (``elmo_hdf5.check_elmo_files``), the sha256 of both files and the manifest
 
 MB = 10^6 bytes. The server runs in this process (a thread), so the figures include its share of the CPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,25 +30,39 @@ from elmo_core.model import published as store
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
 from elmo_core.model.download import Policy, fetch
-from elmo_core.model.weights import export_elmo_hdf5
+from elmo_core.model.elmo_hdf5 import export_elmo_hdf5
 from tests.mirror import Mirror
 
 
 def published_options(model: store.PublishedModel) -> dict:
     """The published options.json of ``model`` (docs/ELMO_SPEC.md 1.3)."""
-    return {"lstm": {"use_skip_connections": True, "projection_dim": model.projection_dim, "cell_clip": 3,
-                     "proj_clip": 3, "dim": model.lstm_dim, "n_layers": 2},
-            "char_cnn": {"activation": "relu", "n_highway": model.highway, "embedding": {"dim": 16},
-                         "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
-                         "n_characters": 262, "max_characters_per_token": 50}}
+    return {
+        "lstm": {
+            "use_skip_connections": True,
+            "projection_dim": model.projection_dim,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "dim": model.lstm_dim,
+            "n_layers": 2,
+        },
+        "char_cnn": {
+            "activation": "relu",
+            "n_highway": model.highway,
+            "embedding": {"dim": 16},
+            "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+        },
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="original", choices=list(store.PUBLISHED))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--dir", type=Path, default=None, help="scratch folder on the disk to measure "
-                                                               "(default: a temporary one)")
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="scratch folder on the disk to measure (default: a temporary one)"
+    )
     args = parser.parse_args()
     model = store.PUBLISHED[args.model]
     scratch = Path(tempfile.mkdtemp(prefix="elmo-dl-", dir=args.dir))
@@ -61,8 +76,10 @@ def main() -> None:
         export_elmo_hdf5(BiLM(config), weights_path)
         options, weights = options_path.read_bytes(), weights_path.read_bytes()
         size = len(weights)
-        print(f"model {model.name}: weights.hdf5 {size:,} bytes"
-              + (" (the published file's size)" if size == model.weights_bytes else ""))
+        print(
+            f"model {model.name}: weights.hdf5 {size:,} bytes"
+            + (" (the published file's size)" if size == model.weights_bytes else "")
+        )
         if model.weights_bytes is not None and size != model.weights_bytes:
             # h5py lays out a few metadata bytes differently from the file TensorFlow wrote: check this
             # file's own size instead, so that the size check still runs

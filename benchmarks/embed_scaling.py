@@ -9,6 +9,7 @@ the merge. The outputs are checked to hold the same keys and vectors (bitwise wh
 which they are: see elmo_core.model.embed_file). On N GPUs: ``torchrun --nproc_per_node N -m elmo_core embed ...``
 (each rank takes ``cuda:LOCAL_RANK``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,17 +45,42 @@ def main() -> None:
         results = {}
         for procs in args.procs:
             out = Path(scratch) / f"out{procs}.hdf5"
-            embed = ["-m", "elmo_core", "embed", str(src), str(out), "--model", args.model, "--device", "cpu", "--quiet"]
-            command = ([sys.executable, *embed] if procs == 1 else
-                       [str(Path(sys.executable).parent / "torchrun"), "--standalone", "--nproc_per_node", str(procs),
-                        *embed])
+            embed = [
+                "-m",
+                "elmo_core",
+                "embed",
+                str(src),
+                str(out),
+                "--model",
+                args.model,
+                "--device",
+                "cpu",
+                "--quiet",
+            ]
+            command = (
+                [sys.executable, *embed]
+                if procs == 1
+                else [
+                    str(Path(sys.executable).parent / "torchrun"),
+                    "--standalone",
+                    "--nproc_per_node",
+                    str(procs),
+                    *embed,
+                ]
+            )
             start = time.perf_counter()
-            subprocess.run(command, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                command,
+                cwd=ROOT,
+                env={**os.environ, "OMP_NUM_THREADS": "1"},
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             results[procs] = (time.perf_counter() - start, out)
         first = results[args.procs[0]][1]
         with h5py.File(first) as a:
-            for procs, (_, out) in results.items():
+            for _procs, (_, out) in results.items():
                 with h5py.File(out) as b:
                     assert sorted(a) == sorted(b)
                     assert all(np.array_equal(a[k][()], b[k][()]) for k in a if k != "sentence_to_index")

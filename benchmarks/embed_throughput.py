@@ -11,6 +11,7 @@ weights, after checking that it gives the same vectors. ``--dtypes`` adds rows f
 those ``elmo_core.model.embedder.fast_dtypes`` offers on the device). For elmo_core against the real AllenNLP
 implementation see benchmarks/allennlp_compare.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,6 @@ import time
 
 import torch
 
-
 from elmo_core.data.reference import ReferenceCorpus  # noqa: E402
 
 FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -31,9 +31,24 @@ SIZES = {"small": (1024, 128, 1), "original": (4096, 512, 2)}  # (cell dim C, pr
 
 def options(name):
     dim, proj, highway = SIZES[name]
-    return {"lstm": {"use_skip_connections": True, "projection_dim": proj, "cell_clip": 3, "proj_clip": 3, "dim": dim, "n_layers": 2},
-            "char_cnn": {"activation": "relu", "filters": FILTERS, "n_highway": highway, "embedding": {"dim": 16},
-                         "n_characters": 262, "max_characters_per_token": 50}}
+    return {
+        "lstm": {
+            "use_skip_connections": True,
+            "projection_dim": proj,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "dim": dim,
+            "n_layers": 2,
+        },
+        "char_cnn": {
+            "activation": "relu",
+            "filters": FILTERS,
+            "n_highway": highway,
+            "embedding": {"dim": 16},
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+        },
+    }
 
 
 def real_sentences(count: int) -> list[list[str]]:
@@ -94,13 +109,14 @@ def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeat
     embedder = Embedder(bilm, device=device, compile=impl == "ours+compile", dtype=dtype)
     sentences = real_sentences(batch)
     if impl.startswith("ours"):
-        fn = lambda: embedder.embed_batch(sentences, batch_size=batch)
+        fn = lambda: embedder.embed_batch(sentences, batch_size=batch)  # noqa: E731
         if impl == "ours+compile":
             plain = Embedder(BiLM(cfg).eval(), device=device)
             plain.bilm.load_state_dict(bilm.state_dict())
             a, b = embedder.embed_batch(sentences[:2]), plain.embed_batch(sentences[:2])
-            assert all(torch.allclose(torch.from_numpy(x), torch.from_numpy(y), atol=1e-5) for x, y in zip(a, b)), \
+            assert all(torch.allclose(torch.from_numpy(x), torch.from_numpy(y), atol=1e-5) for x, y in zip(a, b)), (
                 "compiled step disagrees with the plain step"
+            )
     else:
         ids = batch_to_ids(sentences).to(embedder.device)
         check = torch.from_numpy(embedder.embed_batch(sentences[:2])[0][2])
@@ -111,6 +127,7 @@ def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeat
         def fn():
             with torch.inference_mode():
                 reference_style_top_layer(embedder.bilm, ids)
+
     fn()  # warm-up (and the one-off compile)
     fn()
     if embedder.device.type == "cuda":
@@ -122,12 +139,23 @@ def run_case(name: str, batch: int, threads: int, device: str, impl: str, repeat
         torch.cuda.synchronize()
     seconds = (time.perf_counter() - start) / repeats
     tokens = batch * 20
-    peak = (torch.cuda.max_memory_allocated() / 2**20 if embedder.device.type == "cuda"
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    return {"model": name, "impl": impl, "batch": batch, "tokens_per_s": tokens / seconds,
-            "gflops_per_token": flops_per_token(cfg) / 1e9,
-            "achieved_gflop_s": flops_per_token(cfg) * tokens / seconds / 1e9, "peak_mib": peak,
-            "params_m": bilm.num_parameters() / 1e6, "device": str(embedder.device), "dtype": dtype}
+    peak = (
+        torch.cuda.max_memory_allocated() / 2**20
+        if embedder.device.type == "cuda"
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )
+    return {
+        "model": name,
+        "impl": impl,
+        "batch": batch,
+        "tokens_per_s": tokens / seconds,
+        "gflops_per_token": flops_per_token(cfg) / 1e9,
+        "achieved_gflop_s": flops_per_token(cfg) * tokens / seconds / 1e9,
+        "peak_mib": peak,
+        "params_m": bilm.num_parameters() / 1e6,
+        "device": str(embedder.device),
+        "dtype": dtype,
+    }
 
 
 def main() -> None:
@@ -149,13 +177,20 @@ def main() -> None:
 
     dtypes = [d for d in args.dtypes if d in fast_dtypes(args.device)]
     skipped = sorted(set(args.dtypes) - set(dtypes))
-    print(f"device {args.device}, {args.threads} threads, 20-token sentences, random weights"
-          + (f"; not offered on this device: {', '.join(skipped)}" if skipped else ""))
-    print(f"| model | impl | dtype | batch | tokens/s | GFLOP/token | GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|")
+    print(
+        f"device {args.device}, {args.threads} threads, 20-token sentences, random weights"
+        + (f"; not offered on this device: {', '.join(skipped)}" if skipped else "")
+    )
+    print(
+        "| model | impl | dtype | batch | tokens/s | GFLOP/token | GFLOP/s | peak MiB |\n|---|---|---|---|---|---|---|---|"
+    )
     for name in args.models:
         for batch in args.batches:
-            impls = [("ours", d) for d in dtypes] + ([("ours+compile", "float32")] if args.compile else []) + \
-                ([] if args.no_reference or batch == 1 else [("reference-style", "float32")])
+            impls = (
+                [("ours", d) for d in dtypes]
+                + ([("ours+compile", "float32")] if args.compile else [])
+                + ([] if args.no_reference or batch == 1 else [("reference-style", "float32")])
+            )
             for impl, dtype in impls:
                 case = json.dumps([name, batch, args.threads, args.device, impl, args.repeats, dtype])
                 proc = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True)
@@ -163,8 +198,11 @@ def main() -> None:
                     print(f"| {name} | {impl} | {dtype} | {batch} | failed: {proc.stderr.strip().splitlines()[-1]} |")
                     continue
                 r = json.loads(proc.stdout.strip().splitlines()[-1])
-                print(f"| {name} ({r['params_m']:.1f}M) | {impl} | {dtype} | {batch} | {r['tokens_per_s']:.0f} | "
-                      f"{r['gflops_per_token']:.3f} | {r['achieved_gflop_s']:.1f} | {r['peak_mib']:.0f} |", flush=True)
+                print(
+                    f"| {name} ({r['params_m']:.1f}M) | {impl} | {dtype} | {batch} | {r['tokens_per_s']:.0f} | "
+                    f"{r['gflops_per_token']:.3f} | {r['achieved_gflop_s']:.1f} | {r['peak_mib']:.0f} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

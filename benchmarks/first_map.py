@@ -28,6 +28,7 @@ the chart library loaded (Streamlit fetches plotly.js, 4.7 MB (1.4 MB compressed
 0.8 MB (0.27 MB), when the first chart arrives), the first map point. Also the CPU seconds the server process (less its nice-19 background
 threads) and the browser spent on the trial. Needs /usr/bin/chromium and /usr/bin/chromedriver.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,9 +62,18 @@ for (const c of document.querySelectorAll('.stVegaLiteChart canvas')) {
 }
 return plotly + vega + drawn;
 """
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-         "--disable-quic", "--window-size=1400,1000"]
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--window-size=1400,1000",
+]
 
 # Runs before the page's scripts: time stamps (performance.now(), ms) of the stages above.
 TIMELINE_JS = """
@@ -169,10 +179,28 @@ class Servers:
         port = _free_port()
         env = dict(os.environ, ELMO_EXPLORER_UMAP_WARMUP=os.environ.get("ELMO_EXPLORER_UMAP_WARMUP", "0"), **env)
         log = open(self.logs / f"{Path(script).stem}-{port}.log", "w")
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
-                                 "--server.address", "127.0.0.1", "--server.headless", "true",
-                                 "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                script,
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.procs.append(proc)
         return f"http://127.0.0.1:{port}", proc.pid
 
@@ -207,6 +235,7 @@ def _browser():
     """A fresh headless Chromium with a new empty profile (and that profile's folder, to remove after)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+
     profile = tempfile.mkdtemp(prefix="elmo-bench-")
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
@@ -245,9 +274,11 @@ def first_map(driver, url: str, server: int | None, timeout: float) -> tuple[flo
     server_cpu = (_ticks(server, skip_nice=19) - server_0) / hz if server else float("nan")
     browser_cpu = (sum(_ticks(p) for p in _tree(driver.service.process.pid)) - browser_0) / hz
     stages = ", ".join(f"{k} {marks[k] / 1000:.2f}" for k in STAGES if k in marks)
-    return seconds, (f"first map {seconds:.2f} s (load average {load}; CPU: server {server_cpu:.2f} s, browser "
-                     f"{browser_cpu:.2f} s)\n        s after navigation: {stages}; {marks.get('messages', 0)} "
-                     "websocket messages")
+    return seconds, (
+        f"first map {seconds:.2f} s (load average {load}; CPU: server {server_cpu:.2f} s, browser "
+        f"{browser_cpu:.2f} s)\n        s after navigation: {stages}; {marks.get('messages', 0)} "
+        "websocket messages"
+    )
 
 
 def visit(target: Target, timeout: float, record: bool = True) -> list[str]:
@@ -279,17 +310,24 @@ def table(targets: list[Target]) -> str:
     for t in targets:
         for what, values in (("empty", t.cold), ("filled", t.warm)):
             if values:
-                rows.append(f"| {t.name} | {what} | {len(values)} | {statistics.median(values):.2f} s | "
-                            f"{p95(values):.2f} s | {min(values):.2f}-{max(values):.2f} s |")
+                rows.append(
+                    f"| {t.name} | {what} | {len(values)} | {statistics.median(values):.2f} s | "
+                    f"{p95(values):.2f} s | {min(values):.2f}-{max(values):.2f} s |"
+                )
     return "\n".join(rows)
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("urls", nargs="*", help="running servers, each URL or NAME=URL (default: the explorer at "
-                   f"http://localhost:8501/{EXPLORER_QUERY}); not with --compare")
-    p.add_argument("--compare", action="store_true", help="start the explorer and the one-chart pages here and "
-                   "alternate them")
+    p.add_argument(
+        "urls",
+        nargs="*",
+        help="running servers, each URL or NAME=URL (default: the explorer at "
+        f"http://localhost:8501/{EXPLORER_QUERY}); not with --compare",
+    )
+    p.add_argument(
+        "--compare", action="store_true", help="start the explorer and the one-chart pages here and alternate them"
+    )
     p.add_argument("--trials", type=int, default=4, help="rounds; each visits every target once")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for one map")
     args = p.parse_args(argv)
@@ -311,12 +349,15 @@ def main(argv=None) -> None:
                 name, _, url = spec.partition("=") if "=" in spec.split("?")[0] else ("", "", spec)
                 port = urllib.parse.urlsplit(url).port or 80
                 targets.append(Target(name or url, url, _server_pid(str(port))))
-        print(f"{len(targets)} targets, {args.trials} rounds; machine: {os.cpu_count()} CPUs, load average now "
-              f"{' '.join(open('/proc/loadavg').read().split()[:3])}", flush=True)
+        print(
+            f"{len(targets)} targets, {args.trials} rounds; machine: {os.cpu_count()} CPUs, load average now "
+            f"{' '.join(open('/proc/loadavg').read().split()[:3])}",
+            flush=True,
+        )
         for t in targets:  # the model loaded, the page compiled, the server's caches warm
             visit(t, args.timeout, record=False)
         for r in range(args.trials):
-            for t in targets[r % len(targets):] + targets[:r % len(targets)]:
+            for t in targets[r % len(targets) :] + targets[: r % len(targets)]:
                 lines = visit(t, args.timeout)
                 print(f"round {r + 1}, {t.name}:\n    " + "\n    ".join(lines), flush=True)
                 time.sleep(1)

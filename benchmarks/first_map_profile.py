@@ -9,6 +9,7 @@ navigation to the first drawn map point, and prints the sampled milliseconds gro
 function. "(program)" is the browser's native work (layout, style, paint, parsing), "(idle)" the main thread
 waiting (for the server, the network). Needs /usr/bin/chromium and chromedriver, like `first_map.py`.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -70,7 +70,7 @@ import torch
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
 from elmo_core.training.lm import BiLanguageModel
-from elmo_core.training.train import make_batch
+from elmo_core.training.batches import make_batch
 from elmo_core.data.vocab import Vocabulary
 
 options = json.loads(Path("assets/default/options.json").read_text())

@@ -29,6 +29,7 @@ corpus (assets/reference/) around frequent words, seeded, so runs are comparable
 ELMO_EXPLORER_DEVICE=cpu and ELMO_EXPLORER_UMAP_WARMUP=0 unless the environment sets them (the rest of the
 environment is passed through). It reports its own CPU too: it shares the machine with the servers it measures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,10 +50,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-MAP_KEY = "explorer_map_chart"  # app.session.state.MAP_CHART (not imported: the benchmark reads the page, not the app)
-TEXT_KEY = "explorer_sentences"  # app.session.state.SENTENCES
+MAP_KEY = "explorer_map_chart"  # app.session.keys.MAP_CHART (not imported: the benchmark reads the page, not the app)
+TEXT_KEY = "explorer_sentences"  # app.session.keys.SENTENCES
 MIN_POINTS_FOR_MAP = 3  # app.explore.projections.MIN_POINTS_FOR_MAP: fewer occurrences get no map
-OCCURRENCE = "occurrence"  # app.render.map_chart.OCCURRENCE: the map's rows that are the word's occurrences (not the grey
+OCCURRENCE = (
+    "occurrence"  # app.render.map_spec.OCCURRENCE: the map's rows that are the word's occurrences (not the grey
+)
 # other words, not the query's ring)
 MAX_SESSIONS = 64
 CACHE_RUNS = 2  # runs a cached message survives unused (the browser, too, drops what recent runs did not use)
@@ -108,10 +111,16 @@ class MemoryWatch:
         per = {pid: rss_mb(pid) for pid in self.pids}
         cpu = {pid: cpu_seconds(pid) - self.cpu_start[pid] for pid in self.pids}
         wall = time.monotonic() - self.t0
-        return {"start_mb": self.start, "final_mb": {p: v[0] for p, v in per.items()},
-                "peak_mb": {p: v[1] for p, v in per.items()}, "peak_sum_mb": self.peak_sum,
-                "final_sum_mb": sum(v[0] for v in per.values()), "cpu_s": cpu, "wall_s": wall,
-                "cores_busy": {p: c / wall for p, c in cpu.items()} if wall > 0 else {}}
+        return {
+            "start_mb": self.start,
+            "final_mb": {p: v[0] for p, v in per.items()},
+            "peak_mb": {p: v[1] for p, v in per.items()},
+            "peak_sum_mb": self.peak_sum,
+            "final_sum_mb": sum(v[0] for v in per.values()),
+            "cpu_s": cpu,
+            "wall_s": wall,
+            "cores_busy": {p: c / wall for p, c in cpu.items()} if wall > 0 else {},
+        }
 
 
 # ---- what to type ------------------------------------------------------------------------------------------
@@ -119,6 +128,7 @@ def sentence_sets(count: int, size: int, seed: int = 0) -> list[str]:
     """``count`` texts of ``size`` reference sentences, each set around one frequent word (the 100 most frequent
     words, mostly function words, are skipped)."""
     from elmo_core.data.reference import ReferenceCorpus
+
     lines = [ln.strip() for ln in ReferenceCorpus.load().sentences[:3000] if 5 <= len(ln.split()) <= 40]
     counts = collections.Counter(w.lower() for ln in lines for w in set(ln.split()) if w.isalpha() and len(w) > 3)
     words = [w for w, n in counts.most_common(700)[100:] if n >= size][:150]
@@ -137,6 +147,7 @@ def occurrences_in(text: str, word: str, inflections: bool, fold_case: bool) -> 
     from elmo_core.data.text import clean_line, split_lines
     from elmo_core.data.tokenize import tokenize
     from elmo_core.data.wordforms import is_form, same_case, word_forms
+
     forms = word_forms(word, inflections=inflections)
     n = 0
     for raw in split_lines(text):
@@ -150,6 +161,7 @@ def vega_rows(chart) -> list[dict]:
     """The rows of a Vega-Lite chart element's data (``VegaLiteChart`` proto: named datasets and inline data, each
     Arrow IPC bytes), one dict per row."""
     import pyarrow as pa
+
     blobs = [d.data.data for d in chart.datasets] + ([chart.data.data] if chart.data.data else [])
     return [row for blob in blobs if blob for row in pa.ipc.open_stream(blob).read_all().to_pylist()]
 
@@ -157,6 +169,7 @@ def vega_rows(chart) -> list[dict]:
 @dataclass
 class Page:
     """What the page shows, from the messages of its runs: widgets by key, the map, the URL's query."""
+
     query: str = ""
     widgets: dict = field(default_factory=dict)  # user key -> (widget id, fragment id, element proto)
     map_rows: list[dict] | None = None  # the contexts map's points (``vega_rows``); None: no map drawn
@@ -193,11 +206,18 @@ class Session:
 
     async def open(self, query: str) -> None:
         import websockets
+
         cookies = await asyncio.to_thread(self._get_page)
         ws_url = re.sub(r"^http", "ws", self.url) + "/_stcore/stream"
         headers = {"Cookie": cookies} if cookies else {}
-        self.ws = await websockets.connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
-                                           max_size=None, open_timeout=self.timeout, ping_interval=None)
+        self.ws = await websockets.connect(
+            ws_url,
+            subprotocols=["streamlit"],
+            additional_headers=headers,
+            max_size=None,
+            open_timeout=self.timeout,
+            ping_interval=None,
+        )
         self.page.query = query
         await self.rerun({})
 
@@ -216,6 +236,7 @@ class Session:
         """Send a rerun with these widget values (by user key), as the browser sends one when a widget changes,
         and read the page's messages until the run finished."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
+
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string = self.page.query
@@ -238,8 +259,12 @@ class Session:
 
     async def _until_finished(self) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-        done = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
-                ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
+
+        done = (
+            ForwardMsg.FINISHED_SUCCESSFULLY,
+            ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+            ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
+        )
         deadline = time.monotonic() + self.timeout
         while True:
             data = await asyncio.wait_for(self.ws.recv(), max(1.0, deadline - time.monotonic()))
@@ -295,8 +320,10 @@ class Session:
         if self.page.map_rows is None:
             if 0 < expected < MIN_POINTS_FOR_MAP:
                 return []  # too few points for a map: the page says so instead
-            return [f"the page drew no map (no chart with key {MAP_KEY}) for {word!r}, which occurs "
-                    f"{expected} times in the page's text"]
+            return [
+                f"the page drew no map (no chart with key {MAP_KEY}) for {word!r}, which occurs "
+                f"{expected} times in the page's text"
+            ]
         shown = sum(len(x) for _, x, _ in self.page.map_points())
         if expected == 0 or shown != expected:
             return [f"the map shows {shown} points for {word!r}, which occurs {expected} times in the page's text"]
@@ -389,15 +416,21 @@ def summary(values: list[float]) -> dict:
 
 
 def server_env() -> dict[str, str]:
-    return {"ELMO_EXPLORER_UMAP_WARMUP": os.environ.get("ELMO_EXPLORER_UMAP_WARMUP", "0"),
-            "ELMO_EXPLORER_DEVICE": os.environ.get("ELMO_EXPLORER_DEVICE", "cpu")}
+    return {
+        "ELMO_EXPLORER_UMAP_WARMUP": os.environ.get("ELMO_EXPLORER_UMAP_WARMUP", "0"),
+        "ELMO_EXPLORER_DEVICE": os.environ.get("ELMO_EXPLORER_DEVICE", "cpu"),
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=8)
-    parser.add_argument("--sets", type=int, default=None, help="sentence sets in all, shared out to the sessions "
-                        "(default: 2 per session)")
+    parser.add_argument(
+        "--sets",
+        type=int,
+        default=None,
+        help="sentence sets in all, shared out to the sessions (default: 2 per session)",
+    )
     parser.add_argument("--sentences", type=int, default=30, help="sentences per set")
     parser.add_argument("--moves", type=int, default=3, help="slider moves after each set")
     parser.add_argument("--layer", type=int, default=2, help="the layer whose slider moves")
@@ -406,12 +439,25 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300, help="longest wait for one page run")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--url", help="a running server or balancer (http://host:port); default: start one here")
-    where.add_argument("--replicas", type=int, default=0, help="start this many replicas behind HAProxy here "
-                       "(deploy/replicas.py) instead of one server")
-    parser.add_argument("--pid", type=int, action="append", default=[], help="with --url: a local server process "
-                        "whose memory to report (repeat for several)")
-    parser.add_argument("--cold", action="store_true", help="no warm-up visit: the sessions meet a server that "
-                        "has not yet loaded the model and the libraries (default: one visit per replica first)")
+    where.add_argument(
+        "--replicas",
+        type=int,
+        default=0,
+        help="start this many replicas behind HAProxy here (deploy/replicas.py) instead of one server",
+    )
+    parser.add_argument(
+        "--pid",
+        type=int,
+        action="append",
+        default=[],
+        help="with --url: a local server process whose memory to report (repeat for several)",
+    )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="no warm-up visit: the sessions meet a server that "
+        "has not yet loaded the model and the libraries (default: one visit per replica first)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     if not 1 <= args.sessions <= MAX_SESSIONS:
@@ -422,6 +468,7 @@ def main() -> int:
     sets = sentence_sets(args.sets, args.sentences)
 
     from deploy.replicas import Cluster
+
     cluster = None if args.url else Cluster(max(args.replicas, 1), env=server_env())
     try:
         if cluster is None:
@@ -437,9 +484,12 @@ def main() -> int:
         if not args.cold:
             asyncio.run(warm_up(url, max(args.replicas, 1), args.open, args.timeout))
         watch = MemoryWatch(pids)
-        print(f"{args.sessions} sessions, {len(sets)} sets of {args.sentences} sentences, {args.moves} slider moves "
-              f"each; {what}; server RSS after start {started:,.0f} MiB"
-              + ("" if args.cold else f", after a warm-up visit {sum(watch.start.values()):,.0f} MiB"), flush=True)
+        print(
+            f"{args.sessions} sessions, {len(sets)} sets of {args.sentences} sentences, {args.moves} slider moves "
+            f"each; {what}; server RSS after start {started:,.0f} MiB"
+            + ("" if args.cold else f", after a warm-up visit {sum(watch.start.values()):,.0f} MiB"),
+            flush=True,
+        )
         t0, own_cpu = time.monotonic(), time.process_time()
         times, errors, done, replicas = asyncio.run(drive(args, url, sets))
         elapsed, own_cpu = time.monotonic() - t0, time.process_time() - own_cpu  # the sessions' side, on this machine
@@ -451,8 +501,10 @@ def main() -> int:
     if cluster is not None and not errors:
         shutil.rmtree(cluster.log_dir, ignore_errors=True)  # the servers' logs are kept only when something failed
     figures = {name: summary(v) for name, v in times.items()}
-    print(f"done: {done} of {len(sets)} sets in {elapsed:.0f} s, {len(errors)} errors"
-          + (f" (the servers' logs: {cluster.log_dir})" if cluster and errors else ""))
+    print(
+        f"done: {done} of {len(sets)} sets in {elapsed:.0f} s, {len(errors)} errors"
+        + (f" (the servers' logs: {cluster.log_dir})" if cluster and errors else "")
+    )
     for e in errors[:8]:
         print("  error:", e)
     if args.replicas or any(name != "(no balancer)" for name in replicas):
@@ -462,17 +514,33 @@ def main() -> int:
         if f["n"]:
             print(f"{name:12s} {f['n']:4d} {f['median_s']:7.2f}s {f['p95_s']:7.2f}s {f['max_s']:7.2f}s")
     if pids:
-        print(f"server RSS (MiB): start {sum(memory['start_mb'].values()):,.0f}, peak of the sum "
-              f"{memory['peak_sum_mb']:,.0f}, final {memory['final_sum_mb']:,.0f} (sessions closed); "
-              f"each process's peak: {', '.join(f'{v:,.0f}' for v in memory['peak_mb'].values())}")
-        print(f"server CPU: {sum(memory['cpu_s'].values()):,.0f} s in {memory['wall_s']:.0f} s, cores busy on average: "
-              + ", ".join(f"{v:.2f}" for v in memory["cores_busy"].values()))
+        print(
+            f"server RSS (MiB): start {sum(memory['start_mb'].values()):,.0f}, peak of the sum "
+            f"{memory['peak_sum_mb']:,.0f}, final {memory['final_sum_mb']:,.0f} (sessions closed); "
+            f"each process's peak: {', '.join(f'{v:,.0f}' for v in memory['peak_mb'].values())}"
+        )
+        print(
+            f"server CPU: {sum(memory['cpu_s'].values()):,.0f} s in {memory['wall_s']:.0f} s, cores busy on average: "
+            + ", ".join(f"{v:.2f}" for v in memory["cores_busy"].values())
+        )
     print(f"this load generator's CPU: {own_cpu:.0f} s ({own_cpu / max(elapsed, 1e-9):.2f} cores)")
     if args.json:
-        args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "sets_done": done,
-                                         "seconds": elapsed, "generator_cpu_s": own_cpu, "errors": errors,
-                                         "timings": figures, "replicas": replicas, "memory": memory, "raw": times},
-                                        indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "args": {k: str(v) for k, v in vars(args).items()},
+                    "sets_done": done,
+                    "seconds": elapsed,
+                    "generator_cpu_s": own_cpu,
+                    "errors": errors,
+                    "timings": figures,
+                    "replicas": replicas,
+                    "memory": memory,
+                    "raw": times,
+                },
+                indent=1,
+            )
+        )
     incomplete = done < len(sets) and elapsed < args.seconds
     return 1 if errors or incomplete or len(times["open"]) < args.sessions else 0
 

@@ -9,6 +9,7 @@ Usage (``first_map.py --compare`` starts both itself):
 What this page takes to its first drawn point is what Streamlit and the chart library cost on the machine before the
 explorer adds anything (the explorer's bank example also has 12 points).
 """
+
 import os
 
 import numpy as np

@@ -9,6 +9,7 @@ whether it does for that shape. The threshold was chosen from this table. "oneDN
 weight in oneDNN's blocked layout for ``REORDER_ROWS`` rows (``onednn.packed``/``linear``), the path the embedder takes;
 "oneDNN ms" the plain oneDNN layout (``to_mkldnn``), which it took before.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,11 +59,13 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"{args.threads} thread(s), torch {torch.__version__}, wall ms per call (best of 3)\n")
-    print("| product | M x K x N | MKL ms | oneDNN plain ms | oneDNN blocked ms | speed-up (MKL / blocked) | max abs diff (max abs value) | oneDNN used |")
+    print(
+        "| product | M x K x N | MKL ms | oneDNN plain ms | oneDNN blocked ms | speed-up (MKL / blocked) | max abs diff (max abs value) | oneDNN used |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     with torch.inference_mode():
         for what, m, k, n in SHAPES:
-            x, weight, bias = torch.randn(m, k), torch.randn(k, n) * k ** -0.5, torch.randn(n)
+            x, weight, bias = torch.randn(m, k), torch.randn(k, n) * k**-0.5, torch.randn(n)
             packed = weight.t().contiguous().to_mkldnn()
             mkl = per_call(lambda: torch.addmm(bias, x, weight))
             dnn = per_call(lambda: torch._C._nn.mkldnn_linear(x.to_mkldnn(), packed, bias).to_dense())
@@ -71,8 +74,11 @@ def main() -> None:
             ref = torch.addmm(bias, x, weight)
             diff = (onednn.linear(x, blocked, bias) - ref).abs().max().item()
             used = "yes" if k * n >= onednn.MIN_WEIGHT_ELEMENTS else "no"
-            print(f"| {what} | {m} x {k} x {n} | {1e3 * mkl:.3f} | {1e3 * dnn:.3f} | {1e3 * dnn_blocked:.3f} | {mkl / dnn_blocked:.2f}x | "
-                  f"{diff:.1e} ({ref.abs().max().item():.1f}) | {used} |", flush=True)
+            print(
+                f"| {what} | {m} x {k} x {n} | {1e3 * mkl:.3f} | {1e3 * dnn:.3f} | {1e3 * dnn_blocked:.3f} | {mkl / dnn_blocked:.2f}x | "
+                f"{diff:.1e} ({ref.abs().max().item():.1f}) | {used} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

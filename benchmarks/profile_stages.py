@@ -11,6 +11,7 @@ with the filters zero-padded to width 7), and "% peak" divides it by a 2048^3 fl
 way in the same process. A batch-1 row is one sentence. Every stage runs as the embedder runs it, large
 weights through oneDNN (``elmo_core.model.onednn``); ``--no-onednn`` times the plain MKL products instead.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from benchmarks.embed_throughput import options
+from benchmarks.embed_throughput import options  # noqa: E402
 from elmo_core.model import onednn  # noqa: E402
 
 
@@ -52,11 +53,14 @@ def profile(name: str, batch: int, repeats: int) -> list[tuple[str, float, float
     cfg = BiLMConfig.from_dict(options(name))
     bilm = BiLM(cfg).eval()
     rng = random.Random(batch)
-    sentences = [["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 10))) for _ in range(20)]
-                 for _ in range(batch)]
+    sentences = [
+        ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 10))) for _ in range(20)]
+        for _ in range(batch)
+    ]
     cnn, lstm = bilm.char_cnn, bilm.lstm
     p, c, nf = cfg.lstm.projection_dim, cfg.lstm.dim, cfg.char_cnn.n_filters
     with torch.inference_mode():
+
         def prepare():
             ids, mask = add_sentence_boundaries(batch_to_ids(sentences))
             unique, inverse = torch.unique(ids.reshape(-1, 50), dim=0, return_inverse=True)
@@ -85,15 +89,23 @@ def profile(name: str, batch: int, repeats: int) -> list[tuple[str, float, float
         pre = torch.empty(2, ids.shape[1], batch, 4 * c)  # the inference loop's buffer (oneDNN takes this path)
         stages = [
             ("char ids + boundaries + unique", best(prepare, repeats), 0.0),
-            ("char CNN (conv + max-pool)", best(lambda: cnn.pooled_convolutions(unique), repeats),
-             2 * starts * cnn.max_width * cfg.char_cnn.embedding_dim * nf / 1e9),
+            (
+                "char CNN (conv + max-pool)",
+                best(lambda: cnn.pooled_convolutions(unique), repeats),
+                2 * starts * cnn.max_width * cfg.char_cnn.embedding_dim * nf / 1e9,
+            ),
             ("highway", best(highways, repeats), cfg.char_cnn.n_highway * n * 2 * 2 * nf * nf / 1e9),
             ("projection", best(lambda: onednn.run_linear(cnn.projection, high), repeats), n * 2 * nf * p / 1e9),
-            ("LSTM input projections (hoisted)",
-             cfg.lstm.n_layers * best(lambda: layer.input_projection(x, pre), repeats),
-             cfg.lstm.n_layers * 2 * positions * 2 * p * 4 * c / 1e9),
-            ("biLSTM total", best(lambda: lstm(tokens, mask), repeats),
-             cfg.lstm.n_layers * 2 * positions * 2 * (2 * p * 4 * c + c * p) / 1e9),
+            (
+                "LSTM input projections (hoisted)",
+                cfg.lstm.n_layers * best(lambda: layer.input_projection(x, pre), repeats),
+                cfg.lstm.n_layers * 2 * positions * 2 * p * 4 * c / 1e9,
+            ),
+            (
+                "biLSTM total",
+                best(lambda: lstm(tokens, mask), repeats),
+                cfg.lstm.n_layers * 2 * positions * 2 * (2 * p * 4 * c + c * p) / 1e9,
+            ),
         ]
     return stages
 
@@ -109,7 +121,9 @@ def main() -> None:
     onednn.ENABLED = not args.no_onednn
     torch.set_num_threads(args.threads)
     gemm = peak(args.repeats)
-    print(f"{args.threads} thread(s), {'MKL only' if args.no_onednn else 'large weights through oneDNN'}, CPU time; 2048^3 fp32 matmul peak {gemm:.1f} GFLOP/s (same process)\n")
+    print(
+        f"{args.threads} thread(s), {'MKL only' if args.no_onednn else 'large weights through oneDNN'}, CPU time; 2048^3 fp32 matmul peak {gemm:.1f} GFLOP/s (same process)\n"
+    )
     print("| model | batch | stage | ms | share | GFLOP/s | % peak |\n|---|---|---|---|---|---|---|")
     for name in args.models:
         for batch in args.batches:
@@ -119,11 +133,17 @@ def main() -> None:
             for stage, seconds, gflop in stages:
                 share = seconds / total
                 rate = gflop / seconds if gflop and seconds else 0.0
-                print(f"| {name} | {batch} | {stage} | {1000 * seconds:.1f} | {100 * share:.0f}% | "
-                      f"{rate:.1f} | {100 * rate / gemm:.0f}% |" if gflop else
-                      f"| {name} | {batch} | {stage} | {1000 * seconds:.1f} | {100 * share:.0f}% | | |", flush=True)
-            print(f"| {name} | {batch} | **step loop (biLSTM total - input projections)** | "
-                  f"{1000 * (lstm_total - stages[-2][1]):.1f} | {100 * (lstm_total - stages[-2][1]) / total:.0f}% | | |")
+                print(
+                    f"| {name} | {batch} | {stage} | {1000 * seconds:.1f} | {100 * share:.0f}% | "
+                    f"{rate:.1f} | {100 * rate / gemm:.0f}% |"
+                    if gflop
+                    else f"| {name} | {batch} | {stage} | {1000 * seconds:.1f} | {100 * share:.0f}% | | |",
+                    flush=True,
+                )
+            print(
+                f"| {name} | {batch} | **step loop (biLSTM total - input projections)** | "
+                f"{1000 * (lstm_total - stages[-2][1]):.1f} | {100 * (lstm_total - stages[-2][1]) / total:.0f}% | | |"
+            )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ char CNN (distinct tokens of the batch only, as in training), both biLSTM layers
 teacher heads, and the Adam step. "step" is one whole optimizer step. tokens/s counts the batch's real
 tokens (boundaries excluded) per second.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,12 +20,13 @@ from pathlib import Path
 
 import torch
 
+from elmo_core.data.vocab import Vocabulary
 from elmo_core.model.bilm import BiLM, add_sentence_boundaries
 from elmo_core.model.config import BiLMConfig
-from elmo_core.training.lm import BiLanguageModel
-from elmo_core.training.train import make_batch, read_sentences
 from elmo_core.paths import DEFAULT_MODEL_DIR, corpus_dir
-from elmo_core.data.vocab import Vocabulary
+from elmo_core.training.batches import make_batch
+from elmo_core.training.lm import BiLanguageModel
+from elmo_core.training.train import read_sentences
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +37,9 @@ def sample_batch(corpus: Path, batch_size: int, max_tokens: int = 60) -> list[li
     else:
         rng = random.Random(0)
         words = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 9))) for _ in range(20000)]
-        sents = [rng.choices(words, [1 / (r + 1) for r in range(len(words))], k=rng.randint(5, 40)) for _ in range(2000)]
+        sents = [
+            rng.choices(words, [1 / (r + 1) for r in range(len(words))], k=rng.randint(5, 40)) for _ in range(2000)
+        ]
     rng = random.Random(1)
     # A length-bucketed batch, as epoch_batches makes them.
     start = rng.randrange(len(sents) - batch_size * 50)
@@ -60,23 +64,31 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=corpus_dir())
     ap.add_argument("--config", type=Path, default=ROOT / "configs" / "default.json")
     ap.add_argument("--force-bf16", action="store_true", help="time bfloat16 even without native CPU support")
-    ap.add_argument("--cutoffs", nargs="*", default=[], metavar="C1,C2,...",
-                    help="also time the adaptive softmax with these cutoff sets (e.g. 2000,10000,40000 1000,5000,20000)")
+    ap.add_argument(
+        "--cutoffs",
+        nargs="*",
+        default=[],
+        metavar="C1,C2,...",
+        help="also time the adaptive softmax with these cutoff sets (e.g. 2000,10000,40000 1000,5000,20000)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cfg = json.loads(args.config.read_text())
     batch = sample_batch(args.corpus, args.batch_size)
     vocab = Vocabulary.load(DEFAULT_MODEL_DIR / "vocab.txt")
     torch.manual_seed(0)
-    model = BiLanguageModel(BiLM(BiLMConfig.from_dict(cfg["options"]), 0.1), len(vocab), 0.1,
-                            lexical_dim=50, contextual_dim=128)
+    model = BiLanguageModel(
+        BiLM(BiLMConfig.from_dict(cfg["options"]), 0.1), len(vocab), 0.1, lexical_dim=50, contextual_dim=128
+    )
     opt = torch.optim.Adam(model.parameters(), 1e-3)
     char_ids, words = make_batch(batch, vocab)
     n_tokens = sum(len(s) for s in batch)
     ids, mask = add_sentence_boundaries(char_ids)
     unique, inverse = torch.unique(ids.reshape(-1, ids.shape[-1]), dim=0, return_inverse=True)
-    print(f"batch: {len(batch)} sentences, {n_tokens} tokens, {len(unique)} distinct tokens; "
-          f"threads {args.threads}; torch {torch.__version__}")
+    print(
+        f"batch: {len(batch)} sentences, {n_tokens} tokens, {len(unique)} distinct tokens; "
+        f"threads {args.threads}; torch {torch.__version__}"
+    )
     lexical = (torch.randn(len(vocab), 50), torch.ones(len(vocab), dtype=torch.bool))
     contextual = (torch.randn(len(batch), char_ids.shape[1], 128), char_ids[..., 0] > 0)
 
@@ -84,8 +96,10 @@ def main() -> None:
 
     dtypes = ["float32", "bfloat16"] if (cpu_has_fast_bfloat16() or args.force_bf16) else ["float32"]
     if len(dtypes) == 1:
-        print("bfloat16 skipped: this CPU has no native bfloat16 (AVX512-BF16/AMX); PyTorch's fallback is 30-100x "
-              "slower than float32 here (--force-bf16 times it anyway)")
+        print(
+            "bfloat16 skipped: this CPU has no native bfloat16 (AVX512-BF16/AMX); PyTorch's fallback is 30-100x "
+            "slower than float32 here (--force-bf16 times it anyway)"
+        )
     rows: dict[str, dict[str, float]] = {}
     for dtype in dtypes:
         cast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16")
@@ -125,9 +139,13 @@ def main() -> None:
 
         row = {}
         print(f"timing {dtype} ...", flush=True)
-        for name, fn in (("char CNN + highway + projection", cnn), ("biLSTM (2 layers, both directions)", lstm),
-                         ("adaptive softmax (float32 always)", softmax), ("Adam update", adam),
-                         ("whole step (LM + both teacher losses)", step)):
+        for name, fn in (
+            ("char CNN + highway + projection", cnn),
+            ("biLSTM (2 layers, both directions)", lstm),
+            ("adaptive softmax (float32 always)", softmax),
+            ("Adam update", adam),
+            ("whole step (LM + both teacher losses)", step),
+        ):
             row[name] = n_tokens / timed(fn, args.steps)
         rows[dtype] = row
     if args.cutoffs:

@@ -9,6 +9,7 @@ set size over the resident size just before it (``ru_maxrss``; Linux). Models: t
 published Small's architecture, and the 5.1M-parameter wide model of the hostile-input review (one filter of
 width 1 x 16,384, LSTM cells of 16,384, projection 16).
 """
+
 from __future__ import annotations
 
 import json
@@ -20,14 +21,42 @@ ROOT = Path(__file__).resolve().parent.parent
 FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 MODELS = {
     "default": json.loads((ROOT / "assets" / "default" / "options.json").read_text()),
-    "small": {"lstm": {"use_skip_connections": True, "projection_dim": 128, "cell_clip": 3, "proj_clip": 3,
-                       "dim": 1024, "n_layers": 2},
-              "char_cnn": {"activation": "relu", "filters": FILTERS, "n_highway": 1, "embedding": {"dim": 16},
-                           "n_characters": 262, "max_characters_per_token": 50}},
-    "wide": {"lstm": {"use_skip_connections": True, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3,
-                      "dim": 16384, "n_layers": 1},
-             "char_cnn": {"activation": "relu", "filters": [[1, 16384]], "n_highway": 0, "embedding": {"dim": 4},
-                          "n_characters": 262, "max_characters_per_token": 50}},
+    "small": {
+        "lstm": {
+            "use_skip_connections": True,
+            "projection_dim": 128,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "dim": 1024,
+            "n_layers": 2,
+        },
+        "char_cnn": {
+            "activation": "relu",
+            "filters": FILTERS,
+            "n_highway": 1,
+            "embedding": {"dim": 16},
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+        },
+    },
+    "wide": {
+        "lstm": {
+            "use_skip_connections": True,
+            "projection_dim": 16,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "dim": 16384,
+            "n_layers": 1,
+        },
+        "char_cnn": {
+            "activation": "relu",
+            "filters": [[1, 16384]],
+            "n_highway": 0,
+            "embedding": {"dim": 4},
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+        },
+    },
 }
 SHAPES = [(1024, 1), (64, 40), (8, 200)]  # (sentences, tokens): the vocabulary pass, a page, long lines
 
@@ -49,15 +78,24 @@ print(json.dumps({"measured": peak - before, "estimate": config.inference_bytes(
 
 
 def main() -> None:
-    print(f"{'model':<8} {'B x T':>9} {'measured MB':>12} {'estimate MB':>12} {'estimate/measured':>18}  "
-          "type_vectors batch")
+    print(
+        f"{'model':<8} {'B x T':>9} {'measured MB':>12} {'estimate MB':>12} {'estimate/measured':>18}  "
+        "type_vectors batch"
+    )
     for name, options in MODELS.items():
         for b, t in SHAPES:
-            out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(options), str(b), str(t)], cwd=ROOT,
-                                 capture_output=True, text=True, check=True).stdout
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, json.dumps(options), str(b), str(t)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             row = json.loads(out)
-            print(f"{name:<8} {f'{b} x {t}':>9} {row['measured'] / 1e6:>12.0f} {row['estimate'] / 1e6:>12.0f} "
-                  f"{row['estimate'] / max(row['measured'], 1):>18.1f}  {row['type_vector_batch']}")
+            print(
+                f"{name:<8} {f'{b} x {t}':>9} {row['measured'] / 1e6:>12.0f} {row['estimate'] / 1e6:>12.0f} "
+                f"{row['estimate'] / max(row['measured'], 1):>18.1f}  {row['type_vector_batch']}"
+            )
 
 
 if __name__ == "__main__":

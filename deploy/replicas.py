@@ -9,6 +9,7 @@ one model cache, which they only read while ``ELMO_EXPLORER_ALLOW_DOWNLOADS`` is
 here is tracked by its PID and stopped by it (its own process group), also when a start fails half way.
 ``tests/app/test_replicas.py`` and ``benchmarks/load.py --replicas K`` use the ``Cluster`` class.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,9 @@ MAX_REPLICAS = 8  # the listed servers deploy/haproxy.cfg has slots for
 
 def find_haproxy() -> str | None:
     """The haproxy binary: on PATH, or Debian's /usr/sbin (not on a normal user's PATH)."""
-    return shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
-                                            if os.access(p, os.X_OK)), None)
+    return shutil.which("haproxy") or next(
+        (p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if os.access(p, os.X_OK)), None
+    )
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -69,6 +71,7 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, wait: float = 15) ->
 
 class ServerStats(NamedTuple):
     """One replica in HAProxy's statistics."""
+
     status: str  # "UP", "DOWN", "MAINT", ... (a replica that is starting or gone is not "UP")
     connections: int  # open now: a session's websocket is one (HTTP requests come and go)
 
@@ -89,6 +92,7 @@ class Replica:
 class Cluster:
     """``with Cluster(2, env={...}) as c: c.url``: K replicas and HAProxy, all on 127.0.0.1 unless ``bind``
     says otherwise for the balancer. ``env``: extra environment for the replicas."""
+
     replicas: int = 2
     env: dict[str, str | None] = field(default_factory=dict)
     bind: str | None = None  # host:port for the balancer; None: 127.0.0.1 on a free port
@@ -117,7 +121,7 @@ class Cluster:
     def replica(self, name: str) -> Replica:
         return next(r for r in self.members if r.name == name)
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         try:
             self.start()
         except BaseException:
@@ -150,14 +154,39 @@ class Cluster:
             log = self.log_dir / f"replica{i}.log"
             with open(log, "wb") as out:  # the child keeps its own copy of the file
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",
-                     "--server.port", str(port), "--server.address", "127.0.0.1",
-                     "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                    cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                    [
+                        sys.executable,
+                        "-m",
+                        "streamlit",
+                        "run",
+                        "app/streamlit_app.py",
+                        "--server.headless",
+                        "true",
+                        "--server.port",
+                        str(port),
+                        "--server.address",
+                        "127.0.0.1",
+                        "--browser.gatherUsageStats",
+                        "false",
+                        "--server.fileWatcherType",
+                        "none",
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             self.members.append(Replica(f"replica{i}", port, proc, log))
         for r in self.members:
-            self._wait(lambda r=r: healthy(r.url), r.proc, r.name, r.log,
-                       f"gave no 'ok' on /_stcore/health within {self.start_timeout:.0f} s", 0.3)
+            self._wait(
+                lambda r=r: healthy(r.url),
+                r.proc,
+                r.name,
+                r.log,
+                f"gave no 'ok' on /_stcore/health within {self.start_timeout:.0f} s",
+                0.3,
+            )
 
     def start_balancer(self) -> None:
         """HAProxy in front of the replicas; returns once it sees every one of them UP."""
@@ -165,15 +194,29 @@ class Cluster:
         if haproxy is None:
             raise FileNotFoundError("haproxy not found: install it (Debian: apt-get install haproxy)")
         lb_env = {k: v for k, v in os.environ.items() if not k.startswith(("ELMO_REPLICA", "ELMO_LB_"))}
-        lb_env.update(ELMO_LB_BIND=self.bind, ELMO_LB_STATS=self.stats_bind,
-                      **{f"ELMO_REPLICA_{i}": f"127.0.0.1:{r.port}" for i, r in enumerate(self.members, 1)})
+        lb_env.update(
+            ELMO_LB_BIND=self.bind,
+            ELMO_LB_STATS=self.stats_bind,
+            **{f"ELMO_REPLICA_{i}": f"127.0.0.1:{r.port}" for i, r in enumerate(self.members, 1)},
+        )
         self.haproxy_log = self.log_dir / "haproxy.log"
         # -db: stay in the foreground (this process owns it and stops it by PID)
         with open(self.haproxy_log, "wb") as out:
-            self.haproxy = subprocess.Popen([haproxy, "-db", "-f", str(CONFIG)], env=lb_env, stdout=out,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
-        self._wait(lambda: [s.status for s in self.servers().values()] == ["UP"] * len(self.members),
-                   self.haproxy, "haproxy", self.haproxy_log, "did not see every replica UP", 0.2)
+            self.haproxy = subprocess.Popen(
+                [haproxy, "-db", "-f", str(CONFIG)],
+                env=lb_env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._wait(
+            lambda: [s.status for s in self.servers().values()] == ["UP"] * len(self.members),
+            self.haproxy,
+            "haproxy",
+            self.haproxy_log,
+            "did not see every replica UP",
+            0.2,
+        )
 
     def _wait(self, ready, proc: subprocess.Popen, name: str, log: Path, late: str, pause: float) -> None:
         """Until ``ready()``; the process's exit or the start deadline raise, with the end of its log."""
@@ -202,9 +245,11 @@ class Cluster:
                 text = r.read().decode().lstrip("# ")
         except OSError:
             return {}
-        return {row["svname"]: ServerStats(row["status"].split()[0], int(row["scur"] or 0))
-                for row in csv.DictReader(io.StringIO(text))
-                if row["pxname"] == "replicas" and row["svname"] not in ("FRONTEND", "BACKEND")}
+        return {
+            row["svname"]: ServerStats(row["status"].split()[0], int(row["scur"] or 0))
+            for row in csv.DictReader(io.StringIO(text))
+            if row["pxname"] == "replicas" and row["svname"] not in ("FRONTEND", "BACKEND")
+        }
 
 
 def main() -> int:
@@ -215,9 +260,11 @@ def main() -> int:
     # SIGTERM (systemd, kill) stops the replicas and HAProxy too: they run in process groups of their own
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with Cluster(args.replicas, bind=args.bind) as cluster:
-        print(f"{args.replicas} replicas (PIDs {cluster.pids}) behind HAProxy (PID {cluster.haproxy.pid}) at "
-              f"{cluster.url}; statistics at http://{cluster.stats_bind}/stats; logs in {cluster.log_dir}",
-              flush=True)
+        print(
+            f"{args.replicas} replicas (PIDs {cluster.pids}) behind HAProxy (PID {cluster.haproxy.pid}) at "
+            f"{cluster.url}; statistics at http://{cluster.stats_bind}/stats; logs in {cluster.log_dir}",
+            flush=True,
+        )
         try:
             while all(r.proc.poll() is None for r in cluster.members) and cluster.haproxy.poll() is None:
                 time.sleep(1)

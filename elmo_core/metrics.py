@@ -4,6 +4,7 @@ explorer's separation scores alike.
 
 Dims: n items, D vector size.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -80,8 +81,11 @@ def loo_baseline_scores(labels: Sequence[str]) -> dict[str, np.ndarray]:
         top = max(others.values())
         winners = [t for t, c in others.items() if c == top]
         mfs[i] = (s in winners) / len(winners)
-    return {"mfs": mfs, "chance_random_neighbour": chance_random_neighbour(labels),
-            "chance_uniform": np.full(n, 1 / len(senses))}
+    return {
+        "mfs": mfs,
+        "chance_random_neighbour": chance_random_neighbour(labels),
+        "chance_uniform": np.full(n, 1 / len(senses)),
+    }
 
 
 def silhouette_by_sense(vectors: np.ndarray, labels: Sequence[str]) -> float:

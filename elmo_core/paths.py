@@ -7,6 +7,7 @@ both layouts resolve here and nothing else builds a path from ``__file__``.
 Data (prepared on this machine: the training corpus, the probe data): ``$ELMO_DATA_DIR``, else ``data/`` of
 the checkout, else ``data/`` in the working directory (an installed package has no checkout).
 """
+
 from __future__ import annotations
 
 import os

@@ -8,6 +8,7 @@ Usage (after the four runs of configs/ablation-*.json, from the repository root)
 Each run folder is scored on its ``last`` export (the biLM as shipped: heads dropped) and its CPU time is read
 from ``log.jsonl`` (``train_seconds`` of the last record times the configured threads). Prints a markdown table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,11 +18,11 @@ from pathlib import Path
 
 import torch
 
+from elmo_core.data.senses import read_sense_sentences, read_wordnet_examples, subsample_keys
 from elmo_core.model.embedder import Embedder
-from elmo_core.training.evaluate import heldout_perplexity
 from elmo_core.paths import SENSE_PROBE
 from elmo_core.probes.loo_sense import loo_sense_probe
-from elmo_core.data.senses import read_sense_sentences, read_wordnet_examples, subsample_keys
+from elmo_core.training.evaluate import heldout_perplexity
 from elmo_core.training.train import read_sentences
 
 
@@ -41,12 +42,12 @@ def cpu_hours(run: Path) -> tuple[float, int, int]:
 def score(export: Path, corpus_dir: Path, wordnet_dir: str | None, max_wordnet: int) -> dict:
     embedder = Embedder.from_checkpoint(export, device="cpu")
     out = {"perplexity": heldout_perplexity(export, read_sentences(corpus_dir / "test.txt"))}
-    out["probe"] = loo_sense_probe(embedder, read_sense_sentences(SENSE_PROBE),
-                                   dataset="sense probe (34 words)").to_evaluation_json()
+    out["probe"] = loo_sense_probe(
+        embedder, read_sense_sentences(SENSE_PROBE), dataset="sense probe (34 words)"
+    ).to_evaluation_json()
     try:
         items = subsample_keys(read_wordnet_examples(wordnet_dir), max_wordnet)
-        out["wordnet"] = loo_sense_probe(embedder, items,
-                                         dataset="WordNet examples (weak signal)").to_evaluation_json()
+        out["wordnet"] = loo_sense_probe(embedder, items, dataset="WordNet examples (weak signal)").to_evaluation_json()
     except FileNotFoundError as err:
         print(f"WordNet probe skipped: {err}", file=sys.stderr)
     return out
@@ -67,8 +68,12 @@ def main() -> int:
     for run in args.runs:
         print(f"scoring {run} ...", file=sys.stderr)
         hours, steps, tokens = cpu_hours(run)
-        results[run.name] = {"cpu_hours": round(hours, 3), "steps": steps, "tokens_seen": tokens,
-                             **score(run / "last", args.corpus_dir, args.wordnet_dir, args.max_wordnet)}
+        results[run.name] = {
+            "cpu_hours": round(hours, 3),
+            "steps": steps,
+            "tokens_seen": tokens,
+            **score(run / "last", args.corpus_dir, args.wordnet_dir, args.max_wordnet),
+        }
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
     print("| run | steps | CPU-h | ppl fwd / bwd | probe L0 | probe L1 | probe L2 | WordNet L0 / L1 / L2 |")
@@ -77,8 +82,11 @@ def main() -> int:
         p, pr = r["perplexity"], r["probe"]
         cells = [f"{100 * a:.1f} / {s:.2f}" for a, s in zip(pr["layers"], pr["silhouette"])]
         wn = " / ".join(f"{100 * a:.1f}" for a in r["wordnet"]["layers"]) if "wordnet" in r else "-"
-        print(f"| {name} | {r['steps']} | {r['cpu_hours']:.2f} | {p['forward']:.1f} / {p['backward']:.1f} | "
-              + " | ".join(cells) + f" | {wn} |")
+        print(
+            f"| {name} | {r['steps']} | {r['cpu_hours']:.2f} | {p['forward']:.1f} / {p['backward']:.1f} | "
+            + " | ".join(cells)
+            + f" | {wn} |"
+        )
     print("\nProbe cells: leave-one-out 1-NN accuracy % / silhouette by sense (assets/probes/SENSE_PROBE.md).")
     return 0
 

@@ -16,6 +16,7 @@ checkpoint (stage 8 and 9 both started from stage 7f), or weight averaging is me
 
 Raises SystemExit when the vocabularies or tensor shapes differ.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,7 @@ def main() -> None:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from elmo_core.training.train import export_model, load_language_model
+    from elmo_core.training.checkpoints import export_model, load_language_model
 
     vocabs = {(run / "vocab.txt").read_text(encoding="utf-8") for run in args.runs}
     if len(vocabs) != 1:
@@ -50,8 +51,9 @@ def main() -> None:
     (args.out / "checkpoint").mkdir(parents=True, exist_ok=True)
     save_file(mean, str(args.out / "checkpoint" / "model.safetensors"))
     steps = [json.loads((run / "checkpoint" / "meta.json").read_text()).get("step") for run in args.runs]
-    (args.out / "checkpoint" / "meta.json").write_text(json.dumps(
-        {"average_of": [str(r) for r in args.runs], "steps": steps, "resumable": False}, indent=1))
+    (args.out / "checkpoint" / "meta.json").write_text(
+        json.dumps({"average_of": [str(r) for r in args.runs], "steps": steps, "resumable": False}, indent=1)
+    )
     for name in ("vocab.txt", "config.json"):
         shutil.copyfile(args.runs[0] / name, args.out / name)
 

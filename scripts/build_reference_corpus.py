@@ -25,6 +25,7 @@ What it does (data note with the measured counts: assets/reference/README.md):
 4. Vocabulary: the ``--vocab`` most frequent word types of the training split, case kept, for the layer-0
    neighbours.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -127,7 +128,9 @@ def main(argv=None) -> int:
             candidates.append(s)
             tiers.append(tier)
             origin.append(source if source != "sotu" else f"sotu {'1900-' if tier == 0 else '-1899'}")
-    print(f"[reference] pool: {collections.Counter(tiers)} sentences per tier; dropped {dict(dropped)}", file=sys.stderr)
+    print(
+        f"[reference] pool: {collections.Counter(tiers)} sentences per tier; dropped {dict(dropped)}", file=sys.stderr
+    )
     needs = {w: args.min_contexts for w in top_words}
     needs.update({w: args.example_contexts for w in example_words})
     picked = rf.select_sentences(candidates, tiers, needs, args.size, args.seed)
@@ -135,17 +138,26 @@ def main(argv=None) -> int:
     sentences = [candidates[i] for i in picked]
 
     ref_counts = rf.word_counts(sentences, fold=True)
-    folded_presence = collections.Counter(w for s in sentences for w in {t.casefold() for t in s.split() if rf.is_word(t)})
+    folded_presence = collections.Counter(
+        w for s in sentences for w in {t.casefold() for t in s.split() if rf.is_word(t)}
+    )
     short = {w: folded_presence[w] for w in top_words if folded_presence[w] < 40}
     meta = {
-        "seed": args.seed, "size": len(sentences), "tokens": sum(s.count(" ") + 1 for s in sentences),
+        "seed": args.seed,
+        "size": len(sentences),
+        "tokens": sum(s.count(" ") + 1 for s in sentences),
         "corpus_train_sha1": hashlib.sha1(train_path.read_bytes()).hexdigest(),
         "tokens_per_sentence": [args.min_tokens, args.max_tokens],
-        "min_contexts": args.min_contexts, "example_contexts": args.example_contexts,
-        "top_words": top_words, "example_words": example_words,
+        "min_contexts": args.min_contexts,
+        "example_contexts": args.example_contexts,
+        "top_words": top_words,
+        "example_words": example_words,
         "per_source": dict(sorted(collections.Counter(origin[i] for i in picked).items())),
-        "pool": len(candidates), "pool_per_tier": [tiers.count(t) for t in range(3)], "dropped": dict(dropped),
-        "top_words_under_40": short, "word_types": len(ref_counts),
+        "pool": len(candidates),
+        "pool_per_tier": [tiers.count(t) for t in range(3)],
+        "dropped": dict(dropped),
+        "top_words_under_40": short,
+        "word_types": len(ref_counts),
         "example_word_sentences": {w: folded_presence[w] for w in example_words},
         "vocab_size": min(args.vocab, len(counts_cased)),
     }

@@ -14,6 +14,7 @@ Usage (training extras installed, corpus built):
    ([unit MiniLM layer 6, centred ; unit bag of centred GloVe]); a gap between the two means the student
    memorises its training sentences.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,15 +26,15 @@ import numpy as np
 import torch
 from safetensors.torch import load_file
 
-from elmo_core.model.bilm import BiLM
-from elmo_core.model.chars import batch_to_ids
-from elmo_core.model.config import BiLMConfig
-from elmo_core.training.lm import BiLanguageModel
-from elmo_core.metrics import loo_nn_scores, unit
-from elmo_core.paths import SENSE_PROBE
 from elmo_core.data.senses import group_by_key, read_sense_sentences
 from elmo_core.data.text import read_token_lines
 from elmo_core.data.vocab import Vocabulary
+from elmo_core.metrics import loo_nn_scores, unit
+from elmo_core.model.bilm import BiLM
+from elmo_core.model.chars import batch_to_ids
+from elmo_core.model.config import BiLMConfig
+from elmo_core.paths import SENSE_PROBE
+from elmo_core.training.lm import BiLanguageModel
 
 
 def load(checkpoint: Path, config: Path, vocab: Vocabulary) -> BiLanguageModel:
@@ -70,8 +71,10 @@ def probe(model: BiLanguageModel) -> dict[str, float]:
         with torch.no_grad():
             vec["contextual head (teacher space)"] = model.contextual_head(torch.from_numpy(top)).numpy()
     groups = [idx for idx in group_by_key(items).values() if len(idx) >= 2]
-    scores = {name: np.concatenate([loo_nn_scores(v[idx], [items[i].sense for i in idx]) for idx in groups])
-              for name, v in vec.items()}
+    scores = {
+        name: np.concatenate([loo_nn_scores(v[idx], [items[i].sense for i in idx]) for idx in groups])
+        for name, v in vec.items()
+    }
     out = {name: 100 * float(sc.mean()) for name, sc in scores.items()}
     # A sentence's first token (most of the probe's capitalised plurals, "Trunks ...") is where the biLM is least
     # contextual: the forward half has seen only <S>, and the backward half must predict <S> next. Scored apart,
@@ -123,8 +126,11 @@ def corpus_groups(vocab: Vocabulary, sentences: list, min_id: int = 150) -> tupl
             if vocab.index.get(w, 0) >= min_id and len(w) >= 3:
                 occurrences[w].append((i, t))
     rng = np.random.default_rng(0)
-    groups = [[where[j] for j in sorted(rng.choice(len(where), min(16, len(where)), replace=False))]
-              for where in occurrences.values() if len(where) >= 6]
+    groups = [
+        [where[j] for j in sorted(rng.choice(len(where), min(16, len(where)), replace=False))]
+        for where in occurrences.values()
+        if len(where) >= 6
+    ]
     return sents, groups
 
 
@@ -144,8 +150,13 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=4000)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--skip-agreement", action="store_true")
-    ap.add_argument("--dev-perplexity", type=int, default=0, metavar="N",
-                    help="also the forward / backward perplexity on the first N sentences of dev.txt (1500: the runs' own)")
+    ap.add_argument(
+        "--dev-perplexity",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also the forward / backward perplexity on the first N sentences of dev.txt (1500: the runs' own)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     vocab = Vocabulary.load(args.vocab)
@@ -154,19 +165,29 @@ def main() -> None:
     for name, score in probe(model).items():
         print(f"| {name} | {score:.1f} |")
     if args.dev_perplexity:
-        from elmo_core.training.train import perplexity
+        from elmo_core.training.evaluate import perplexity
+
         ppl = perplexity(model, read_token_lines(args.corpus / "dev.txt", args.dev_perplexity), vocab)
-        print(f"\ndev perplexity ({ppl['tokens']} tokens): forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}")
+        print(
+            f"\ndev perplexity ({ppl['tokens']} tokens): forward {ppl['forward']:.1f}, backward {ppl['backward']:.1f}"
+        )
     if args.skip_agreement:
         return
-    print("\n| sentences | groups | occurrences | student's nearest among the teacher's 3 nearest (%) |\n|---|---|---|---|")
+    print(
+        "\n| sentences | groups | occurrences | student's nearest among the teacher's 3 nearest (%) |\n|---|---|---|---|"
+    )
     for label, path in (("train.txt (in the teacher set)", "train.txt"), ("dev.txt (unseen)", "dev.txt")):
         sents, groups = corpus_groups(vocab, read_token_lines(args.corpus / path, args.sentences))
-        print(f"| {label}, first {args.sentences} | {len(groups)} | {sum(map(len, groups))} | "
-              f"{agreement(model, vocab, sents, groups):.1f} |")
+        print(
+            f"| {label}, first {args.sentences} | {len(groups)} | {sum(map(len, groups))} | "
+            f"{agreement(model, vocab, sents, groups):.1f} |"
+        )
     sents, groups = probe_groups()
-    print(f"| the sense probe, one group per word | {len(groups)} | {sum(map(len, groups))} | "
-          f"{agreement(model, vocab, sents, groups):.1f} |")
+    print(
+        f"| the sense probe, one group per word | {len(groups)} | {sum(map(len, groups))} | "
+        f"{agreement(model, vocab, sents, groups):.1f} |"
+    )
+
 
 if __name__ == "__main__":
     main()

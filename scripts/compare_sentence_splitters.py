@@ -9,6 +9,7 @@ the corpus' 100-token cap (a missed split shows up there), plus the speed.
 Usage: python scripts/compare_sentence_splitters.py [--src-dir /tmp/corpus_src] [--paragraphs 3000]
 Needs the fetched sources (``python -m elmo_core corpus build`` fetches them) and the candidates installed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,11 +28,13 @@ from elmo_core.data.tokenize import tokenize
 def _old_regex():
     # the splitter the corpus used before, kept here only as the baseline of this comparison
     import re
+
     abbreviations = frozenset(
         """mr mrs ms messrs dr prof rev hon st sr jr gen col capt lt sgt maj adm gov sen rep pres
         supt fr mt ft no nos vol vols art fig figs ch chap sec p pp ed eds co corp inc ltd bros dept
         univ assn jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun
-        vs etc cf ca al esp approx viz ibid op e.g i.e u.s u.k u.s.a a.m p.m a.d b.c""".split())
+        vs etc cf ca al esp approx viz ibid op e.g i.e u.s u.k u.s.a a.m p.m a.d b.c""".split()
+    )
     boundary = re.compile(r"""([.!?]+)(["')\]]*)\s+(?=["'(\[]*[A-Z0-9])""")
 
     def split(paragraph: str) -> list[str]:
@@ -39,24 +42,25 @@ def _old_regex():
         out, start = [], 0
         for m in boundary.finditer(text):
             if m.group(1) == ".":
-                word = text[start:m.start()].rsplit(" ", 1)[-1].lstrip("\"'([")
+                word = text[start : m.start()].rsplit(" ", 1)[-1].lstrip("\"'([")
                 if word.lower() in abbreviations or (len(word) == 1 and word.isupper()):
                     continue
                 if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", word):
                     continue
-            out.append(text[start:m.end(2)].strip())
+            out.append(text[start : m.end(2)].strip())
             start = m.end()
         if text[start:].strip():
             out.append(text[start:].strip())
         return [s for s in out if s]
+
     return split
 
 
 def splitters() -> dict:
-    from sentence_splitter import SentenceSplitter
     import pysbd
     import sentencex
     import syntok.segmenter as syntok_segmenter
+    from sentence_splitter import SentenceSplitter
 
     koehn = SentenceSplitter(language="en")
     sbd = pysbd.Segmenter(language="en", clean=False)
@@ -68,11 +72,13 @@ def splitters() -> dict:
                 out.append("".join(t.spacing + t.value for t in sentence).strip())
         return out
 
-    return {"old regex": _old_regex(),
-            "sentence-splitter 1.4 (Koehn & Schroeder)": koehn.split,
-            "sentencex 1.0.32": lambda t: [s.strip() for s in sentencex.segment("en", t) if s.strip()],
-            "pysbd 0.3.4": lambda t: [s.strip() for s in sbd.segment(t) if s.strip()],
-            "syntok 1.4.4": syntok_split}
+    return {
+        "old regex": _old_regex(),
+        "sentence-splitter 1.4 (Koehn & Schroeder)": koehn.split,
+        "sentencex 1.0.32": lambda t: [s.strip() for s in sentencex.segment("en", t) if s.strip()],
+        "pysbd 0.3.4": lambda t: [s.strip() for s in sbd.segment(t) if s.strip()],
+        "syntok 1.4.4": syntok_split,
+    }
 
 
 def _ends(sentences: list[str]) -> set[int]:
@@ -95,7 +101,7 @@ def brown_gold(limit: int, seed: int) -> list[tuple[str, list[str]]]:
         k = 0
         while k < len(sentences):
             n = rng.randint(2, 6)
-            gold = sentences[k:k + n]
+            gold = sentences[k : k + n]
             paragraphs.append((" ".join(gold), gold))
             k += n
     rng.shuffle(paragraphs)
@@ -115,8 +121,13 @@ def score_gold(split, paragraphs) -> dict:
         total += len(gold)
     seconds = time.perf_counter() - start
     precision, recall = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
-    return {"precision": precision, "recall": recall, "f1": 2 * precision * recall / max(precision + recall, 1e-12),
-            "exact": exact / total, "seconds": seconds}
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": 2 * precision * recall / max(precision + recall, 1e-12),
+        "exact": exact / total,
+        "seconds": seconds,
+    }
 
 
 def other_sources(names, per_source: int, seed: int):
@@ -142,8 +153,10 @@ if __name__ == "__main__":
     print("|---|---|---|---|---|---|")
     for name, split in cands.items():
         r = score_gold(split, gold)
-        print(f"| {name} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | {100 * r['f1']:.1f} | "
-              f"{100 * r['exact']:.1f} | {1000 * r['seconds'] / len(gold):.2f} |")
+        print(
+            f"| {name} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | {100 * r['f1']:.1f} | "
+            f"{100 * r['exact']:.1f} | {1000 * r['seconds'] / len(gold):.2f} |"
+        )
     samples = other_sources(["sotu", "austen", "mobydick", "web", "shakespeare", "jargon", "fortunes"], 400, args.seed)
     print("\nOther sources (400 random paragraphs each, no gold): sentences per paragraph / % over 100 tokens\n")
     print("| splitter | " + " | ".join(samples) + " |")

@@ -7,6 +7,7 @@ target: the first token of a sentence that counts as the word, as in ``elmo_core
 ``elmo_core.probes.loo_sense``: % of occurrences whose nearest other occurrence (cosine) has the same sense, in
 layer 2 and in the equal mix (the explorer's default weights). Sets of 12-16 sentences: one sentence is 6-8 points.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,8 @@ def main() -> None:
     args = ap.parse_args()
     from app.explore.examples import EXAMPLE_SETS
     from elmo_core import Embedder
-    from elmo_core.probes.loo_sense import loo_sense_probe
     from elmo_core.data.senses import read_sense_sentences
+    from elmo_core.probes.loo_sense import loo_sense_probe
 
     if args.checkpoint:
         embedder = Embedder.from_checkpoint(args.checkpoint, device="cpu")

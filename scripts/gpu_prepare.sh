@@ -144,7 +144,7 @@ def xz(data: bytes, path: Path) -> int:
 
 
 from elmo_core.data.text import read_token_lines
-from elmo_core.training.train import TrainConfig
+from elmo_core.training.config import TrainConfig
 from elmo_core.data.vocab import Vocabulary
 
 cfg = TrainConfig.load(config)
@@ -201,7 +201,7 @@ print(f"[gpu_prepare] train.txt: {kept:,} of {lines:,} sentences, {mib(size)} co
 if init:
     vocab = Vocabulary.load(pack / "init" / "vocab.txt")
 else:
-    # train()'s own recipe (elmo_core.training.train.train): sentences over max_sentence_tokens are not trained on.
+    # train()'s own recipe (elmo_core.training.prepare.read_data): sentences over max_sentence_tokens are not trained on.
     with lzma.open(pack / "corpus" / "train.txt.xz", "rt", encoding="utf-8") as f:
         sentences = [s for s in (line.split() for line in f) if s][: cfg.max_train_sentences or None]
     vocab = Vocabulary.build([s for s in sentences if len(s) <= cfg.max_sentence_tokens], cfg.vocab_size,

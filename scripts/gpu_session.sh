@@ -46,7 +46,7 @@ if [ "${1:-}" = unpack ]; then
   mkdir -p "$(dirname "$run")" && mv "$tmp/gpu_small" "$run" && rmdir "$tmp"
   [ -f "$result/report.tar.gz" ] && tar -xzf "$result/report.tar.gz" -C "$run"
   PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" "$PY" - "$run" <<'PY' || exit 1
-"""RUN/checkpoint/model.safetensors, the layout init_from reads (elmo_core.training.train.train): the BiLanguageModel's
+"""RUN/checkpoint/model.safetensors, the layout init_from reads (elmo_core.training.checkpoints.start_state): the BiLanguageModel's
 state keys, 'bilm.' + the biLM's and 'softmax.' + the softmax's, float16 as exported (loading casts)."""
 import sys
 from pathlib import Path
@@ -148,7 +148,8 @@ from safetensors.torch import load_file
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
 from elmo_core.training.lm import BiLanguageModel
-from elmo_core.training.train import TrainConfig, export_model
+from elmo_core.training.checkpoints import export_model
+from elmo_core.training.config import TrainConfig
 from elmo_core.data.vocab import Vocabulary
 
 work = Path(sys.argv[1])
@@ -314,7 +315,9 @@ from elmo_core.training.evaluate import model_info
 from elmo_core.paths import ASSETS, DEFAULT_MODEL_DIR, OWN_SENTENCES, SENSE_PROBE
 from elmo_core.probes.loo_sense import loo_sense_probe
 from elmo_core.data.senses import read_sense_sentences
-from elmo_core.training.train import load_language_model, perplexity, read_sentences
+from elmo_core.training.checkpoints import load_language_model
+from elmo_core.training.evaluate import perplexity
+from elmo_core.training.train import read_sentences
 
 work, tiny = Path(sys.argv[1]), sys.argv[2] == "1"
 dest, report = work / "result" / "gpu_small", work / "report"

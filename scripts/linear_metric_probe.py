@@ -27,6 +27,7 @@ Each A is scored on the four hand-written sense sets (the probe, our older sente
 leave-one-out 1-NN %, layer 1, layer 2, equal mix; the silhouette of layer 2), against the model's own layers
 (A = identity).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -113,14 +114,14 @@ def listwise_metric(data: dict[str, np.ndarray], steps: int, seed: int = 0) -> n
         loss.backward()
         opt.step()
     out = a.detach().numpy()
-    return out / np.sqrt((out ** 2).sum() / half)
+    return out / np.sqrt((out**2).sum() / half)
 
 
 def scores(embedder, a: np.ndarray | None, cache: dict) -> list[str]:
     """Cells per set: 'layer 1 / layer 2 / equal mix (silhouette of layer 2)'."""
+    from elmo_core.data.senses import embed_items, group_by_key, read_sense_sentences
     from elmo_core.metrics import loo_nn_scores, silhouette_by_sense
     from elmo_core.paths import PROBE_ASSETS
-    from elmo_core.data.senses import embed_items, group_by_key, read_sense_sentences
 
     cells = []
     for name in SETS:
@@ -161,12 +162,17 @@ def main() -> None:
     embedder = Embedder.from_checkpoint(folder, device="cpu")
     vocab = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
     data = training_states(embedder, vocab, args.sentences)
-    print(f"model {args.model}; A fitted on {len(data['word']):,} content-word tokens of {args.sentences:,} training "
-          f"sentences. Cells: leave-one-out 1-NN % in layer 1 / layer 2 / equal mix (silhouette of layer 2)\n")
+    print(
+        f"model {args.model}; A fitted on {len(data['word']):,} content-word tokens of {args.sentences:,} training "
+        f"sentences. Cells: leave-one-out 1-NN % in layer 1 / layer 2 / equal mix (silhouette of layer 2)\n"
+    )
     print("| A | " + " | ".join(SETS) + " |\n|---|" + "---|" * len(SETS))
     cache: dict = {}
-    for name, a in (("identity (the model as shipped)", None), ("ridge metric", ridge_metric(data)),
-                    (f"listwise, {args.steps} steps", listwise_metric(data, args.steps))):
+    for name, a in (
+        ("identity (the model as shipped)", None),
+        ("ridge metric", ridge_metric(data)),
+        (f"listwise, {args.steps} steps", listwise_metric(data, args.steps)),
+    ):
         print(f"| {name} | " + " | ".join(scores(embedder, a, cache)) + " |", flush=True)
 
 

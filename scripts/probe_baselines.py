@@ -21,6 +21,7 @@ Writes assets/probes/sense_probe_baselines.json (for another set given with ``--
 ``--out``, so that the committed probe baselines are never overwritten) and prints a markdown table (the one in
 SENSE_PROBE.md).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,9 @@ import torch
 
 REPO = Path(__file__).resolve().parent.parent
 
+from elmo_core.data.senses import SenseItem, group_by_key, read_sense_sentences  # noqa: E402
 from elmo_core.metrics import loo_nn_scores, mean_over_groups, silhouette_by_sense  # noqa: E402
 from elmo_core.probes.loo_sense import loo_sense_probe  # noqa: E402
-from elmo_core.data.senses import SenseItem, group_by_key, read_sense_sentences  # noqa: E402
 
 PROBE = REPO / "assets" / "probes" / "sense_probe.tsv"
 CONTEXT = REPO / "assets" / "probes" / "sense_probe_context.tsv"  # where each sentence's deciding words are
@@ -119,8 +120,9 @@ def minilm_states(items: list[SenseItem], batch_size: int = 32) -> tuple[np.ndar
     for lo in range(0, len(sentences), batch_size):
         batch = sentences[lo : lo + batch_size]
         texts, spans = zip(*(token_spans(s) for s in batch))
-        enc = tok(list(texts), return_offsets_mapping=True, padding=True, truncation=True, max_length=256,
-                  return_tensors="pt")
+        enc = tok(
+            list(texts), return_offsets_mapping=True, padding=True, truncation=True, max_length=256, return_tensors="pt"
+        )
         offsets = enc.pop("offset_mapping").tolist()
         hidden = torch.stack(model(**enc, output_hidden_states=True).hidden_states, dim=1).float().numpy()
         for b, s in enumerate(batch):
@@ -139,8 +141,9 @@ def minilm_states(items: list[SenseItem], batch_size: int = 32) -> tuple[np.ndar
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--probe", type=Path, default=PROBE)
-    parser.add_argument("--out", type=Path, help=f"JSON report (default: {OUT.relative_to(REPO)} for the probe, "
-                                                 "none for another set)")
+    parser.add_argument(
+        "--out", type=Path, help=f"JSON report (default: {OUT.relative_to(REPO)} for the probe, none for another set)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     parser.add_argument("--skip-default", action="store_true", help="do not score the shipped biLM")
     args = parser.parse_args(argv)
@@ -149,14 +152,19 @@ def main(argv: list[str] | None = None) -> int:
     items = read_sense_sentences(args.probe)
     context = read_context(CONTEXT, items) if args.probe == PROBE else None
     words = group_by_key(items)
-    report: dict = {"probe": {"file": str(args.probe.relative_to(REPO) if args.probe.is_relative_to(REPO) else args.probe),
-                              "sha1": hashlib.sha1(args.probe.read_bytes()).hexdigest(),
-                              "items": len(items), "words": len(words),
-                              "senses": len({(it.lemma, it.sense) for it in items})},
-                    "metrics": "1-NN: leave-one-out nearest neighbour by cosine within a word, ties split, "
-                               "micro-averaged over items; silhouette: sklearn silhouette_score(metric='cosine') "
-                               "by sense within a word, averaged over words",
-                    "results": {}}
+    report: dict = {
+        "probe": {
+            "file": str(args.probe.relative_to(REPO) if args.probe.is_relative_to(REPO) else args.probe),
+            "sha1": hashlib.sha1(args.probe.read_bytes()).hexdigest(),
+            "items": len(items),
+            "words": len(words),
+            "senses": len({(it.lemma, it.sense) for it in items}),
+        },
+        "metrics": "1-NN: leave-one-out nearest neighbour by cosine within a word, ties split, "
+        "micro-averaged over items; silhouette: sklearn silhouette_score(metric='cosine') "
+        "by sense within a word, averaged over words",
+        "results": {},
+    }
     res = report["results"]
 
     t = time.perf_counter()
@@ -172,22 +180,26 @@ def main(argv: list[str] | None = None) -> int:
     print("MiniLM done", file=sys.stderr)
     # The default model's training geometry (elmo_core.training.lm: bag_teacher): both teachers, each centred and
     # unit-length, side by side. They err on different items, so together they beat either alone.
-    res["teacher_geometry"] = {**score(np.hstack([_unit(states[:, TEACHER_LAYER]), _unit(bag)]), items, context),
-                               "minilm_layer": TEACHER_LAYER}
+    res["teacher_geometry"] = {
+        **score(np.hstack([_unit(states[:, TEACHER_LAYER]), _unit(bag)]), items, context),
+        "minilm_layer": TEACHER_LAYER,
+    }
 
     if not args.skip_default:
         from elmo_core import Embedder
-        from elmo_core.training.evaluate import model_info
         from elmo_core.data.senses import embed_items
+        from elmo_core.training.evaluate import model_info
 
         t = time.perf_counter()
         embedder = Embedder.default(device="cpu")
         r = loo_sense_probe(embedder, items, dataset="sense_probe").to_evaluation_json()
-        res["default_bilm"] = {"model": model_info(embedder),
-                               "layers": [{"nn": a, "silhouette": s} for a, s in zip(r["layers"], r["silhouette"])],
-                               "mix_equal": {"nn": r["mix_equal"], "silhouette": r["silhouette_mix_equal"]},
-                               "bag_of_context": {"nn": r["bag_of_context"], "silhouette": r["silhouette_bag_of_context"]},
-                               "seconds": round(time.perf_counter() - t, 1)}
+        res["default_bilm"] = {
+            "model": model_info(embedder),
+            "layers": [{"nn": a, "silhouette": s} for a, s in zip(r["layers"], r["silhouette"])],
+            "mix_equal": {"nn": r["mix_equal"], "silhouette": r["silhouette_mix_equal"]},
+            "bag_of_context": {"nn": r["bag_of_context"], "silhouette": r["silhouette_bag_of_context"]},
+            "seconds": round(time.perf_counter() - t, 1),
+        }
         if context is not None:  # the same vectors again, for the breakdown by context position
             targets, bag0 = embed_items(embedder, items)
             d = res["default_bilm"]
@@ -247,24 +259,36 @@ def table(report: dict) -> str:
         return f"| {name} | {100 * r['nn']:.1f} | {sil} | {ctx} |"
 
     p = report["probe"]
-    lines = [f"Probe: {p['words']} words, {p['senses']} senses, {p['items']} sentences.", "",
-             "| representation | 1-NN (%) | silhouette | 1-NN, cue before | 1-NN, cue after | 1-NN, cue both sides |",
-             "|---|---|---|---|---|---|", row("GloVe 6B 50-d bag of context", res["glove_bag"])]
+    lines = [
+        f"Probe: {p['words']} words, {p['senses']} senses, {p['items']} sentences.",
+        "",
+        "| representation | 1-NN (%) | silhouette | 1-NN, cue before | 1-NN, cue after | 1-NN, cue both sides |",
+        "|---|---|---|---|---|---|",
+        row("GloVe 6B 50-d bag of context", res["glove_bag"]),
+    ]
     m = res["minilm"]
     lines += [row(f"all-MiniLM-L6-v2 layer {j}", r) for j, r in enumerate(m["layers"])]
     lines.append(row(f"all-MiniLM-L6-v2 best layer ({m['best_layer']})", m["layers"][m["best_layer"]]))
     if "teacher_geometry" in res:
-        lines.append(row(f"training geometry: [MiniLM layer {res['teacher_geometry']['minilm_layer']} ; GloVe bag]",
-                         res["teacher_geometry"]))
+        lines.append(
+            row(
+                f"training geometry: [MiniLM layer {res['teacher_geometry']['minilm_layer']} ; GloVe bag]",
+                res["teacher_geometry"],
+            )
+        )
     if "default_bilm" in res:
         d = res["default_bilm"]
         lines += [row(f"shipped default biLM layer {j}", r) for j, r in enumerate(d["layers"])]
-        lines += [row("shipped default biLM equal mix", d["mix_equal"]),
-                  row("shipped default biLM bag of context (layer 0)", d["bag_of_context"])]
+        lines += [
+            row("shipped default biLM equal mix", d["mix_equal"]),
+            row("shipped default biLM bag of context (layer 0)", d["bag_of_context"]),
+        ]
     c = res["chance"]
-    lines += [row("chance (random neighbour, expected)", c["chance_random_neighbour"]),
-              row("MFS (leave-one-out)", c["mfs"]),
-              row("random vectors (256-d, seed 0)", c["random_vectors"])]
+    lines += [
+        row("chance (random neighbour, expected)", c["chance_random_neighbour"]),
+        row("MFS (leave-one-out)", c["mfs"]),
+        row("random vectors (256-d, seed 0)", c["random_vectors"]),
+    ]
     return "\n".join(lines)
 
 

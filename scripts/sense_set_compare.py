@@ -13,6 +13,7 @@ silhouette by sense (cosine, averaged over words). Used to choose between traine
 steered no training (``assets/probes/SENSE_PROBE.md``, "Held-out sentences"). With several sets (default: the
 first held-out set) a last table pools each model's layer-2 and equal-mix scores over all their items.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def load(model: str):
     from elmo_core import Embedder
+
     path = Path(model)
     if path.is_dir():
         return Embedder.from_checkpoint(path, device="cpu")
@@ -33,14 +35,19 @@ def load(model: str):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+", help="bundled model names or checkpoint folders")
-    ap.add_argument("--sentences", type=Path, nargs="+", default=[ROOT / "assets" / "probes" / "holdout_sentences.tsv"],
-                    help="one or more sense sets (word, sense, sentence TSV)")
+    ap.add_argument(
+        "--sentences",
+        type=Path,
+        nargs="+",
+        default=[ROOT / "assets" / "probes" / "holdout_sentences.tsv"],
+        help="one or more sense sets (word, sense, sentence TSV)",
+    )
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     import torch
 
-    from elmo_core.probes.loo_sense import loo_sense_probe
     from elmo_core.data.senses import read_sense_sentences
+    from elmo_core.probes.loo_sense import loo_sense_probe
 
     torch.set_num_threads(args.threads)
     embedders = {model: load(model) for model in args.models}
@@ -60,8 +67,10 @@ def main() -> None:
                 return f"{100 * acc:.1f} ({se:.1f}) / {'n/a' if sil is None else f'{sil:.2f}'}"
 
             layers = [cell(acc, sil) for acc, sil in zip(result.layers, result.silhouette)]
-            print(f"| {model} | " + " | ".join(layers) + f" | {cell(result.mix_equal, result.silhouette_mix_equal)}"
-                  f" | {cell(result.baselines['layer-0 bag of context'], result.silhouette_bag_of_context)} |")
+            print(
+                f"| {model} | " + " | ".join(layers) + f" | {cell(result.mix_equal, result.silhouette_mix_equal)}"
+                f" | {cell(result.baselines['layer-0 bag of context'], result.silhouette_bag_of_context)} |"
+            )
             pooled[model][0] += result.layers[-1] * n
             pooled[model][1] += result.mix_equal * n
             pooled[model][2] += n
@@ -71,6 +80,7 @@ def main() -> None:
         for model, (top, mix, n) in pooled.items():
             cells = [f"{100 * c / n:.1f} ({100 * math.sqrt(c / n * (1 - c / n) / n):.1f})" for c in (top, mix)]
             print(f"| {model} | {n} | " + " | ".join(cells) + " |")
+
 
 if __name__ == "__main__":
     main()

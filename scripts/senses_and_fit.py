@@ -8,6 +8,7 @@ For each example set, with the default model, at equal weights: the automatic nu
 and adjusted Rand index against the set's labels; then ``app.explore.fit.fit_mix``: the fitted s, its leave-one-out
 1-NN accuracy, equal weights', each layer's alone and the nested score; and the page's note on the layers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
-    from app.explore import clusters as cl
     from app.explore import activations, inputs, mixing
+    from app.explore import clusters as cl
     from app.explore import fit as fm
     from app.explore.examples import EXAMPLE_SETS
     from elmo_core import Embedder
@@ -52,10 +53,12 @@ def main() -> None:
             print(f"  best split counted ({now.best}) by hand: {line(cl.discover(x, k=now.best))}")
         fit = fm.fit_mix(layers, labels)
         w = fm.weights_for_s(fit.s, mixing.W_RANGE, 0.1)
-        print(f"  fit s: s = {' / '.join(f'{v:.2f}' for v in fit.s)} (w = {', '.join(f'{v:g}' for v in w)}): "
-              f"leave-one-out 1-NN {fit.accuracy:.3f}, equal weights {fit.equal:.3f}, nested {fit.nested:.3f}, "
-              f"alone {' / '.join(f'{v:.3f}' for v in fit.layers)}, chance {fit.chance:.3f}; "
-              f"{fit.tied} of {fit.tried} weightings tie")
+        print(
+            f"  fit s: s = {' / '.join(f'{v:.2f}' for v in fit.s)} (w = {', '.join(f'{v:g}' for v in w)}): "
+            f"leave-one-out 1-NN {fit.accuracy:.3f}, equal weights {fit.equal:.3f}, nested {fit.nested:.3f}, "
+            f"alone {' / '.join(f'{v:.3f}' for v in fit.layers)}, chance {fit.chance:.3f}; "
+            f"{fit.tied} of {fit.tried} weightings tie"
+        )
         print(f"  note: {fm.weight_note(fm.layer_effect(layers)) or '(none)'}")
 
 

@@ -17,6 +17,7 @@ probe's metric (leave-one-out 1-NN by cosine within a word, ``metrics.loo_nn_sco
 
 Prints a markdown table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 
+from elmo_core.data.senses import group_by_key, read_sense_sentences  # noqa: E402
 from elmo_core.metrics import loo_nn_scores  # noqa: E402
 from elmo_core.paths import SENSE_PROBE  # noqa: E402
-from elmo_core.data.senses import group_by_key, read_sense_sentences  # noqa: E402
 
 
 def score(vectors: np.ndarray, items, groups) -> float:
@@ -80,12 +81,15 @@ def main(argv: list[str] | None = None) -> int:
         (f"whole-sentence sum, target left out (ids >= {args.min_id})", before + after),
         ("[sum before ; sum after]", np.hstack([before, after])),
         (f"[tanh({s:g} x sum before) ; tanh({s:g} x sum after)]", np.tanh(s * np.hstack([before, after]))),
-        ("the same, each side including the target (inclusive)",
-         np.tanh(s * np.hstack([before + own, after + own]))),
-        ("[mean before ; mean after], unit length each, every token",
-         np.hstack([unit(every_b / np.maximum(counts_b, 1)), unit(every_a / np.maximum(counts_a, 1))])),
+        ("the same, each side including the target (inclusive)", np.tanh(s * np.hstack([before + own, after + own]))),
+        (
+            "[mean before ; mean after], unit length each, every token",
+            np.hstack([unit(every_b / np.maximum(counts_b, 1)), unit(every_a / np.maximum(counts_a, 1))]),
+        ),
     ]
-    print(f"{args.probe.name}: {len(items)} items, {len(groups)} words; vocabulary {args.vocab} ({len(vocab):,} words).\n")
+    print(
+        f"{args.probe.name}: {len(items)} items, {len(groups)} words; vocabulary {args.vocab} ({len(vocab):,} words).\n"
+    )
     print("| representation (GloVe 6B 50-d, centred over the vocabulary) | 1-NN (%) |\n|---|---|")
     for name, vectors in rows:
         print(f"| {name} | {score(vectors, items, groups):.1f} |")

@@ -18,6 +18,7 @@ on two sets: the sense probe (``assets/probes/sense_probe.tsv``, 34 words) and t
 (``assets/probes/sense_sentences.tsv``, 15 words, the example words among them), which no variant was chosen on
 before. The 300 most frequent vocabulary words are left out of every sum, as in the side-bag term. Prints markdown.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 
-from elmo_core.data.senses import group_by_key, read_sense_sentences  # noqa: E402
 from side_bag_baselines import score  # noqa: E402  (this folder is on the path when the script runs)
+
+from elmo_core.data.senses import group_by_key, read_sense_sentences  # noqa: E402
 
 SETS = {"sense probe (34 words)": "sense_probe.tsv", "sentence set (15 words)": "sense_sentences.tsv"}
 MIN_ID = 300
@@ -44,8 +46,9 @@ def ppmi_svd(train_txt: Path, index: dict[str, int], window: int, dims: int, con
     rows, cols = [], []
     with open(train_txt, encoding="utf-8") as f:
         for line in f:
-            ids = np.array([i for i in (index.get(w.lower(), index.get(w, -1)) for w in line.split()) if i >= 3],
-                           dtype=np.int64)
+            ids = np.array(
+                [i for i in (index.get(w.lower(), index.get(w, -1)) for w in line.split()) if i >= 3], dtype=np.int64
+            )
             for d in range(1, min(window, len(ids) - 1) + 1):
                 a, b = ids[:-d], ids[d:]
                 keep = b < contexts
@@ -110,18 +113,27 @@ def main(argv: list[str] | None = None) -> int:
         tables[f"PPMI-SVD window {window}, 50-d"] = (like_glove(ppmi[:, :50]), every)
         tables[f"PPMI-SVD window {window}, 100-d"] = (like_glove(ppmi), every)
         tables[f"[GloVe ; PPMI-SVD window {window}, 50-d]"] = (
-            np.hstack([glove, like_glove(ppmi[:, :50])]) / np.sqrt(2), has)
-    weights = {"flat": lambda r: 1.0, "SIF": lambda r: 1.0 / (1.0 + (1.0 / (r + 1)) / 1e-3),
-               "log-rank": lambda r: float(np.log(r + 1) / np.log(len(vocab)))}
+            np.hstack([glove, like_glove(ppmi[:, :50])]) / np.sqrt(2),
+            has,
+        )
+    weights = {
+        "flat": lambda r: 1.0,
+        "SIF": lambda r: 1.0 / (1.0 + (1.0 / (r + 1)) / 1e-3),
+        "log-rank": lambda r: float(np.log(r + 1) / np.log(len(vocab))),
+    }
     sets = {name: read_sense_sentences(REPO / "assets" / "probes" / f) for name, f in SETS.items()}
     names = list(sets)
-    print(f"vocabulary {args.vocab}; ids < {MIN_ID} left out; s: tanh saturation (SIF and log-rank: 3 x s, their "
-          "weights being below 1)\n")
-    print(f"| vectors | weights | decay | s | side bags: {names[0]} | side bags: {names[1]} | whole sentence: "
-          f"{names[0]} | whole sentence: {names[1]} |\n|---|---|---|---|---|---|---|---|")
+    print(
+        f"vocabulary {args.vocab}; ids < {MIN_ID} left out; s: tanh saturation (SIF and log-rank: 3 x s, their "
+        "weights being below 1)\n"
+    )
+    print(
+        f"| vectors | weights | decay | s | side bags: {names[0]} | side bags: {names[1]} | whole sentence: "
+        f"{names[0]} | whole sentence: {names[1]} |\n|---|---|---|---|---|---|---|---|"
+    )
     for tname, (table, ok) in tables.items():
-        for wname, weight in (weights.items() if tname == "GloVe 50-d" else [("flat", weights["flat"])]):
-            for decay in ((1.0, 0.9, 0.8) if tname == "GloVe 50-d" else (1.0,)):
+        for wname, weight in weights.items() if tname == "GloVe 50-d" else [("flat", weights["flat"])]:
+            for decay in (1.0, 0.9, 0.8) if tname == "GloVe 50-d" else (1.0,):
                 for s in (0.1, 0.2, 0.4):
                     scale = s if wname == "flat" else 3 * s
                     side, whole = [], []
@@ -130,8 +142,11 @@ def main(argv: list[str] | None = None) -> int:
                         left, right, total = bags(items, table, index, ok, weight, decay)
                         side.append(score(np.tanh(scale * np.hstack([left, right])), items, groups))
                         whole.append(score(total, items, groups))
-                    print(f"| {tname} | {wname} | {decay:g} | {s:g} | {side[0]:.1f} | {side[1]:.1f} | {whole[0]:.1f} "
-                          f"| {whole[1]:.1f} |", flush=True)
+                    print(
+                        f"| {tname} | {wname} | {decay:g} | {s:g} | {side[0]:.1f} | {side[1]:.1f} | {whole[0]:.1f} "
+                        f"| {whole[1]:.1f} |",
+                        flush=True,
+                    )
     return 0
 
 

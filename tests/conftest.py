@@ -1,9 +1,13 @@
 """Shared test fixtures: the two reference test sets (tiny weights + outputs from the original TF code), the
 app's test environment and AppTest helpers, and the probes' tiny data."""
+
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,31 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 ALLENNLP = FIXTURES / "allennlp-elmo"
 BILM_TF = FIXTURES / "bilm-tf" / "model"
+
+
+# ---- scratch files: in one folder of the run's own, removed at its end, never loose in the system's -------------
+@pytest.fixture(scope="session", autouse=True)
+def scratch_tmpdir(tmp_path_factory):
+    """Every temporary file of the run goes into one folder made for it and removed when the run ends: ``tempfile``
+    in this process (``mkdtemp``, ``NamedTemporaryFile``...) and, through ``TMPDIR``, every process a test starts
+    (servers, torchrun ranks, Chromium's profiles, shell scripts' ``mktemp``). The tests' own files are in
+    ``tmp_path``, which pyproject.toml's ``tmp_path_retention_policy = "failed"`` deletes after a passing run. The
+    folder sits directly in the system's temporary folder, not under pytest's deeper base folder: Chromium puts its
+    singleton socket in ``TMPDIR``, and a Unix socket's path must stay under 108 bytes."""
+    tmp_path_factory.getbasetemp()  # pytest's base folder first, in the system's temporary folder, not in ours
+    folder = Path(tempfile.mkdtemp(prefix="elmo-tests-"))
+    saved_env, saved_tempdir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = str(folder)
+    tempfile.tempdir = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = saved_tempdir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -119,17 +148,37 @@ def fake_task(task: str, s: list[float] | None) -> dict:
     """A task result as a results file holds it (JSON), with made-up numbers."""
     from elmo_core.probes import TASKS
 
-    own = {"wsd": {"mix_linear": 0.6, "mix_equal": 0.65}, "pos": {"layers_converged": [True, True, False]},
-           "loo_sense": {"mix_equal": 0.62, "mfs": 0.0, "chance_uniform": 0.45, "silhouette": [-0.08, None, 0.1],
-                         "silhouette_mix_equal": 0.02, "silhouette_bag_of_context": None}}[task]
+    own = {
+        "wsd": {"mix_linear": 0.6, "mix_equal": 0.65},
+        "pos": {"layers_converged": [True, True, False]},
+        "loo_sense": {
+            "mix_equal": 0.62,
+            "mfs": 0.0,
+            "chance_uniform": 0.45,
+            "silhouette": [-0.08, None, 0.1],
+            "silhouette_mix_equal": 0.02,
+            "silhouette_bag_of_context": None,
+        },
+    }[task]
     paper = TASKS[task].paper
-    mix = {"mix_learned": 0.72, "s": s, "w": [0.0, 0.0, 0.0], "gamma": 1.0} if s is not None else \
-        {"mix_learned": None, "s": None, "w": None, "gamma": None}
-    return {"task": task, "title": f"{task} probe", "metric": "accuracy", "layers": [0.5, 0.7, 0.6],
-            **mix, "layer_scale": [1.0, 1.0, 1.0],
-            "baselines": {"mfs": 0.55}, "paper": dataclasses.asdict(paper) if paper is not None else None,
-            "data": {"source": "test", "n_train": 10, "n_test": 5, "split": "test", "subsample": "all"},
-            "seconds": 0.1, **own}
+    mix = (
+        {"mix_learned": 0.72, "s": s, "w": [0.0, 0.0, 0.0], "gamma": 1.0}
+        if s is not None
+        else {"mix_learned": None, "s": None, "w": None, "gamma": None}
+    )
+    return {
+        "task": task,
+        "title": f"{task} probe",
+        "metric": "accuracy",
+        "layers": [0.5, 0.7, 0.6],
+        **mix,
+        "layer_scale": [1.0, 1.0, 1.0],
+        "baselines": {"mfs": 0.55},
+        "paper": dataclasses.asdict(paper) if paper is not None else None,
+        "data": {"source": "test", "n_train": 10, "n_test": 5, "split": "test", "subsample": "all"},
+        "seconds": 0.1,
+        **own,
+    }
 
 
 @pytest.fixture
@@ -139,8 +188,11 @@ def fixture_report(embedder, tmp_path):
     from elmo_core import probes
 
     data = probes.new_report(embedder).to_json()
-    data["tasks"] = {"wsd": fake_task("wsd", [0.2, 0.3, 0.5]), "pos": fake_task("pos", [0.1, 0.6, 0.3]),
-                     "loo_sense": fake_task("loo_sense", None)}
+    data["tasks"] = {
+        "wsd": fake_task("wsd", [0.2, 0.3, 0.5]),
+        "pos": fake_task("pos", [0.1, 0.6, 0.3]),
+        "loo_sense": fake_task("loo_sense", None),
+    }
     path = tmp_path / "probes.json"
     path.write_text(json.dumps(data))
     return path, probes.ProbeReport.from_json(data, probes.result_types())
@@ -231,8 +283,15 @@ def crafted_weights(tmp_path: Path, how: str, mark: float = 0.0) -> bytes:
             if how == "unwritten":
                 f.create_dataset(name, shape=shape, dtype=dtype)
             else:
-                f.create_dataset(name, shape=shape, dtype=dtype, chunks=(4096, 4096), maxshape=(None, None),
-                                 compression="gzip", data=np.ones(shape, dtype))
+                f.create_dataset(
+                    name,
+                    shape=shape,
+                    dtype=dtype,
+                    chunks=(4096, 4096),
+                    maxshape=(None, None),
+                    compression="gzip",
+                    data=np.ones(shape, dtype),
+                )
     return path.read_bytes()
 
 
@@ -245,10 +304,24 @@ def misspelt_options() -> bytes:
 
 # The hostile-input review's wide model: 5,194,788 parameters (a 20.8 MB upload), LSTM cells of 16,384 with a
 # projection of 16: small on disk, 833 KB of working memory per token position.
-WIDE_OPTIONS = {"lstm": {"use_skip_connections": True, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3,
-                         "dim": 16384, "n_layers": 1},
-                "char_cnn": {"activation": "relu", "filters": [[1, 16384]], "n_highway": 0, "embedding": {"dim": 4},
-                             "n_characters": 262, "max_characters_per_token": 50}}
+WIDE_OPTIONS = {
+    "lstm": {
+        "use_skip_connections": True,
+        "projection_dim": 16,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "dim": 16384,
+        "n_layers": 1,
+    },
+    "char_cnn": {
+        "activation": "relu",
+        "filters": [[1, 16384]],
+        "n_highway": 0,
+        "embedding": {"dim": 4},
+        "n_characters": 262,
+        "max_characters_per_token": 50,
+    },
+}
 
 
 @pytest.fixture(scope="session")
@@ -258,7 +331,7 @@ def wide_model_files(tmp_path_factory) -> tuple[bytes, bytes]:
 
     from elmo_core.model.bilm import BiLM
     from elmo_core.model.config import BiLMConfig
-    from elmo_core.model.weights import export_elmo_hdf5
+    from elmo_core.model.elmo_hdf5 import export_elmo_hdf5
 
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("wide") / "wide.hdf5"
@@ -276,6 +349,8 @@ def default_bank():
 
     example = EXAMPLE_SETS["bank"]
     parsed = inputs.parse_input(example.text)
-    table = activations.TokenTable(parsed.lines, Embedder.default(device="cpu").embed_batch([list(ln.tokens) for ln in parsed.lines]))
+    table = activations.TokenTable(
+        parsed.lines, Embedder.default(device="cpu").embed_batch([list(ln.tokens) for ln in parsed.lines])
+    )
     occurrences = inputs.find_occurrences(parsed.lines, example.word)
     return table.acts[:, table.rows(occurrences)], [o.label for o in occurrences]

@@ -5,6 +5,7 @@ plain HTTP proxy (a request line with an absolute URL is served by path), so pro
 
 Nothing here leaves the machine: the server binds 127.0.0.1 on a free port.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,6 +21,7 @@ class Fault:
     kind: "drop" (announce the whole length, send ``after`` bytes, close: once, a dropped connection; every
     time, a body that is always shorter than its Content-Length), "status" (answer ``status`` with no body),
     "hang" (accept the connection, never answer)."""
+
     kind: str
     times: int | None = 1
     after: int = 0
@@ -36,6 +38,7 @@ class Request:
 @dataclass
 class Mirror:
     """``with Mirror({"a/b.json": b"..."}) as m: m.url`` -> "http://127.0.0.1:PORT/"."""
+
     files: dict[str, bytes]
     faults: dict[str, list[Fault]] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
@@ -61,7 +64,7 @@ class Mirror:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         self._thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
-    def __enter__(self) -> "Mirror":
+    def __enter__(self) -> Mirror:
         self._thread.start()
         return self
 
@@ -169,8 +172,11 @@ def main() -> None:
         for model in PUBLISHED.values():
             mirror.add_fault(model.paths()["weights.hdf5"], Fault("drop", after=args.drop_after))
     with mirror:
-        print(f"serving the reference test model under every published name at {mirror.url} (Ctrl-C stops); "
-              "'original' will be refused: its size is known, and this is not its file", flush=True)
+        print(
+            f"serving the reference test model under every published name at {mirror.url} (Ctrl-C stops); "
+            "'original' will be refused: its size is known, and this is not its file",
+            flush=True,
+        )
         try:
             mirror._stop.wait()
         except KeyboardInterrupt:

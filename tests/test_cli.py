@@ -1,6 +1,7 @@
 """elmo_core.cli: `python -m elmo_core embed` (one HDF5 dataset per input line, like the old `allennlp elmo`
 command) and hostile input to it (issue 10, findings 7 and 8). The other subcommands are tested with the
 module they run (test_evaluate, test_probes, test_train, test_teacher)."""
+
 import json
 import os
 import signal
@@ -30,8 +31,23 @@ def input_file(tmp_path):
 @pytest.mark.parametrize("mode, shape0", [("--all", (3, 4, 32)), ("--top", (4, 32)), ("--average", (4, 32))])
 def test_embed_modes(mode, shape0, input_file, tmp_path, allennlp_files):
     out = tmp_path / "out.hdf5"
-    rc = main(["embed", str(input_file), str(out), "--options", str(allennlp_files[0]),
-               "--weights", str(allennlp_files[1]), mode, "--batch-size", "2", "--device", "cpu", "--quiet"])
+    rc = main(
+        [
+            "embed",
+            str(input_file),
+            str(out),
+            "--options",
+            str(allennlp_files[0]),
+            "--weights",
+            str(allennlp_files[1]),
+            mode,
+            "--batch-size",
+            "2",
+            "--device",
+            "cpu",
+            "--quiet",
+        ]
+    )
     assert rc == 0
     expected_all = Embedder.from_elmo_files(*allennlp_files, device="cpu").embed_sentence("The cat sat .".split())
     with h5py.File(out) as f:
@@ -44,22 +60,56 @@ def test_embed_modes(mode, shape0, input_file, tmp_path, allennlp_files):
         assert index["A bank of the river ."] == "1"
 
 
+@pytest.mark.slow
 def test_embed_errors_are_messages_not_tracebacks(tmp_path, allennlp_files):
     binary = tmp_path / "bin.txt"
     binary.write_bytes(bytes(range(256)))
-    proc = subprocess.run([sys.executable, "-m", "elmo_core", "embed", str(binary), str(tmp_path / "o.hdf5"),
-                           "--options", str(allennlp_files[0]), "--weights", str(allennlp_files[1])],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "elmo_core",
+            "embed",
+            str(binary),
+            str(tmp_path / "o.hdf5"),
+            "--options",
+            str(allennlp_files[0]),
+            "--weights",
+            str(allennlp_files[1]),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode != 0 and "not UTF-8" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "o.hdf5").exists()
-    proc = subprocess.run([sys.executable, "-m", "elmo_core", "embed", str(tmp_path / "missing.txt"), str(tmp_path / "o.hdf5")],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "elmo_core", "embed", str(tmp_path / "missing.txt"), str(tmp_path / "o.hdf5")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode != 0 and "not found" in proc.stderr and "Traceback" not in proc.stderr
     junk = tmp_path / "junk.hdf5"
     junk.write_bytes(b"junk" * 10)
     (tmp_path / "in.txt").write_text("a b\n")
-    proc = subprocess.run([sys.executable, "-m", "elmo_core", "embed", str(tmp_path / "in.txt"), str(tmp_path / "o.hdf5"),
-                           "--options", str(allennlp_files[0]), "--weights", str(junk)], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "elmo_core",
+            "embed",
+            str(tmp_path / "in.txt"),
+            str(tmp_path / "o.hdf5"),
+            "--options",
+            str(allennlp_files[0]),
+            "--weights",
+            str(junk),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 2 and "not a readable HDF5" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -100,8 +150,9 @@ def test_bom_and_zero_width_characters_do_not_change_vectors(tmp_path, model_arg
         np.testing.assert_allclose(f["0"][()], expected, atol=1e-6)
 
 
-@pytest.mark.parametrize("value, message", [("-1", "between 1 and 4,096, got -1"), ("0", "got 0"),
-                                            ("x", "whole number")])
+@pytest.mark.parametrize(
+    "value, message", [("-1", "between 1 and 4,096, got -1"), ("0", "got 0"), ("x", "whole number")]
+)
 def test_batch_size_is_validated(value, message, tmp_path, model_args, capsys):
     with pytest.raises(SystemExit) as info:
         _embed(tmp_path, model_args, b"a b\n", "--batch-size", value)
@@ -123,6 +174,7 @@ def _refused(args) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_bad_output_paths_are_messages(tmp_path, model_args):
     src = tmp_path / "in.txt"
     src.write_text("a b\n")
@@ -136,14 +188,20 @@ def test_bad_output_paths_are_messages(tmp_path, model_args):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.txt", "in.txt"]  # no partial file
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_or_sigterm_leaves_the_previous_output_and_no_partial_file(tmp_path, model_args, sig, code):
     src = tmp_path / "in.txt"
     src.write_text("the bank of the river .\n" * 200_000)
     out = tmp_path / "out.hdf5"
     out.write_bytes(b"previous output")
-    proc = subprocess.Popen([sys.executable, "-m", "elmo_core", "embed", str(src), str(out), *model_args,
-                             "--batch-size", "8"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elmo_core", "embed", str(src), str(out), *model_args, "--batch-size", "8"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and not any(p.name.endswith(".partial") for p in tmp_path.iterdir()):
         time.sleep(0.2)
@@ -156,6 +214,7 @@ def test_ctrl_c_or_sigterm_leaves_the_previous_output_and_no_partial_file(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.hdf5"]
 
 
+@pytest.mark.slow
 def test_output_that_is_a_link_or_a_device_is_refused(tmp_path, model_args):
     src = tmp_path / "in.txt"
     src.write_text("the bank .\n")
@@ -201,13 +260,22 @@ def test_plan_batches_bounds_every_call():
     assert [p for c in calls for p in c if p[0] == 300] == [(300, 0, 1024), (300, 1024, 2048), (300, 2048, 2500)]
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--device", "foo"], "error: unknown device 'foo'; use cpu, cuda or cuda:N"),
-    (["--device", "meta"], "error: device 'meta' cannot run the biLM; use cpu, cuda or cuda:N"),
-    (["--checkpoint", str(ROOT / "assets" / "default")],
-     "error: give one model: --model, --options with --weights, or --checkpoint"),
-    (["--model", "orignal"], "error: no model 'orignal': the bundled ones are default, lm-only, the published ones"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--device", "foo"], "error: unknown device 'foo'; use cpu, cuda or cuda:N"),
+        (["--device", "meta"], "error: device 'meta' cannot run the biLM; use cpu, cuda or cuda:N"),
+        (
+            ["--checkpoint", str(ROOT / "assets" / "default")],
+            "error: give one model: --model, --options with --weights, or --checkpoint",
+        ),
+        (
+            ["--model", "orignal"],
+            "error: no model 'orignal': the bundled ones are default, lm-only, the published ones",
+        ),
+    ],
+)
+@pytest.mark.slow
 def test_bad_options_are_one_line_and_exit_2(extra, message, tmp_path, model_args):
     src = tmp_path / "in.txt"
     src.write_text("a b\n")
@@ -216,10 +284,16 @@ def test_bad_options_are_one_line_and_exit_2(extra, message, tmp_path, model_arg
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
 
 
+@pytest.mark.slow
 def test_a_long_output_name_and_standard_input(tmp_path, model_args):
     out = tmp_path / ("v" * 250 + ".hdf5")  # 255 bytes: the longest name a Linux file system takes
-    proc = subprocess.run([sys.executable, "-m", "elmo_core", "embed", "-", str(out), *model_args, "--quiet"],
-                          input="The bank .\rA river bank .\r", capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "elmo_core", "embed", "-", str(out), *model_args, "--quiet"],
+        input="The bank .\rA river bank .\r",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     with h5py.File(out) as f:  # CR-only line ends are line breaks: two sentences, not one
         assert json.loads(f["sentence_to_index"][()]) == {"The bank .": "0", "A river bank .": "1"}
@@ -242,8 +316,11 @@ def test_the_output_mode_follows_the_umask_or_the_existing_file(tmp_path, model_
 
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, model_args, monkeypatch, capsys):
     def full(self, *args, **kwargs):
-        raise OSError("Can't write data (file write failed: time = Thu Dec  3 04:00:00 2026, filename = 'x', "
-                      "file descriptor = 5, errno = 28, error message = 'No space left on device')")
+        raise OSError(
+            "Can't write data (file write failed: time = Thu Dec  3 04:00:00 2026, filename = 'x', "
+            "file descriptor = 5, errno = 28, error message = 'No space left on device')"
+        )
+
     monkeypatch.setattr(h5py.Group, "create_dataset", full)
     (tmp_path / "out.hdf5").write_bytes(b"previous")
     rc, out = _embed(tmp_path, model_args, b"a b\n", "--quiet")

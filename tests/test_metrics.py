@@ -1,11 +1,18 @@
 """elmo_core.metrics on toy vectors: 1-NN with ties, chance, most frequent sense, silhouette by sense."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from elmo_core.metrics import (chance_random_neighbour, loo_baseline_scores, loo_nn_scores, mean_over_groups,
-                               nn_scores_from_similarity, silhouette_by_sense)
+from elmo_core.metrics import (
+    chance_random_neighbour,
+    loo_baseline_scores,
+    loo_nn_scores,
+    mean_over_groups,
+    nn_scores_from_similarity,
+    silhouette_by_sense,
+)
 
 
 def test_loo_nn_on_separated_clusters():

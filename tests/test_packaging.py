@@ -1,5 +1,6 @@
 """What `pip install .` ships: every package folder, the assets inside elmo_core, the app's Streamlit settings,
 and no code that reaches outside the installed packages at run time (tests/, docs outside the repository)."""
+
 from __future__ import annotations
 
 import re
@@ -21,10 +22,14 @@ def _pyproject() -> dict:
 
 def test_every_package_folder_is_listed():
     listed = set(_pyproject()["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for pkg in ("elmo_core", "app")
-             for p in (ROOT / pkg).rglob("__init__.py")}
-    asset_folders = {f"elmo_core.assets.{d.name}" for d in (ROOT / "assets").iterdir()
-                     if d.is_dir() and d.name.isidentifier()}
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for pkg in ("elmo_core", "app")
+        for p in (ROOT / pkg).rglob("__init__.py")
+    }
+    asset_folders = {
+        f"elmo_core.assets.{d.name}" for d in (ROOT / "assets").iterdir() if d.is_dir() and d.name.isidentifier()
+    }
     assert found | {"elmo_core.assets"} | asset_folders == listed
 
 
@@ -68,7 +73,12 @@ def test_no_large_file_is_committed_outside_assets():
     listing = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True)
     if listing.returncode != 0:
         pytest.skip("not a git checkout: nothing is committed here")
-    large = [(name, (root / name).stat().st_size) for name in listing.stdout.decode().split("\0")
-             if name and not name.startswith("assets/") and (root / name).is_file()
-             and (root / name).stat().st_size > 2_000_000]
+    large = [
+        (name, (root / name).stat().st_size)
+        for name in listing.stdout.decode().split("\0")
+        if name
+        and not name.startswith("assets/")
+        and (root / name).is_file()
+        and (root / name).stat().st_size > 2_000_000
+    ]
     assert large == [], f"files over 2 MB outside assets/: {large}"

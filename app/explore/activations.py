@@ -1,16 +1,16 @@
 """A set's biLM layers, kept per sentence and per model so that a slider move never reruns the biLM (no Streamlit here)."""
+
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-import threading
 
 import numpy as np
 
 from app.explore.inputs import Line, Occurrence
 from app.explore.mixing import scalar_mix, sentence_layer_norm
-from elmo_core.model.embedder import Progress, embed_in_chunks
-
+from elmo_core import Progress, embed_in_chunks
 
 # ---- activations --------------------------------------------------------------------------------------
 PROGRESS_FROM = 33  # sentences to embed: fewer finish before a progress bar would tell the user anything
@@ -36,13 +36,19 @@ class ActivationCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    def get_many(self, model_id: str, embed_batch: Callable[[list[list[str]]], list[np.ndarray]],
-                 token_lists: Sequence[Sequence[str]], chunk_size: int = 32, progress: Progress | None = None,
-                 progress_from: int = 1) -> tuple[list[np.ndarray], int]:
+    def get_many(
+        self,
+        model_id: str,
+        embed_batch: Callable[[list[list[str]]], list[np.ndarray]],
+        token_lists: Sequence[Sequence[str]],
+        chunk_size: int = 32,
+        progress: Progress | None = None,
+        progress_from: int = 1,
+    ) -> tuple[list[np.ndarray], int]:
         """Activations (L + 1, n_i, D) for each sentence, and how many had to be computed.
 
         Args:
-            progress: ``elmo_core.model.embedder.Progress``, called after each computed chunk (its counts are of the
+            progress: ``elmo_core.model.chunked.Progress``, called after each computed chunk (its counts are of the
                 sentences that run the biLM), and only when at least ``progress_from`` sentences do.
         """
         keys = [(model_id, tuple(tokens)) for tokens in token_lists]

@@ -2,13 +2,11 @@
 
 Why: many sessions share one server's cores; a product of a few hundred rows gains nothing from a thread pool and
 the pools of concurrent sessions would oversubscribe the machine."""
+
 from __future__ import annotations
 
-from collections.abc import Iterator
 import contextlib
-
-
-
+from collections.abc import Iterator
 
 _BLAS_CONTROLLER = None
 
@@ -27,6 +25,7 @@ def one_blas_thread() -> Iterator[None]:
     try:
         if _BLAS_CONTROLLER is None:
             from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+
             _BLAS_CONTROLLER = ThreadpoolController()
         limit = _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
     except Exception:  # threadpoolctl missing or unable to see the BLAS: run as is

@@ -11,11 +11,12 @@ here, and no import of other app modules (``app.explore.neighbours`` builds on t
 
 Dims: n occurrences, D = 2P.
 """
+
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,8 +68,11 @@ class SenseClusters:
     @property
     def silhouette(self) -> float | None:
         """The silhouette of the chosen split; with no clear clusters, of the best split tried (None: none)."""
-        return self.silhouettes[self.k] if self.k in self.silhouettes else (
-            self.silhouettes[self.best] if self.best is not None else None)
+        return (
+            self.silhouettes[self.k]
+            if self.k in self.silhouettes
+            else (self.silhouettes[self.best] if self.best is not None else None)
+        )
 
     def members(self, cluster: int) -> list[int]:
         """Occurrence indices (0-based) in ``cluster``, in reading order."""
@@ -94,6 +98,7 @@ class Agreement:
 def cosine_distances(x: np.ndarray) -> np.ndarray:
     """(n, n) float64 cosine distances 1 - cos, clipped to [0, 2], zero diagonal."""
     from sklearn.metrics.pairwise import cosine_distances as sk_cosine
+
     d = sk_cosine(np.asarray(x, dtype=np.float64))
     np.clip(d, 0.0, 2.0, out=d)
     np.fill_diagonal(d, 0.0)
@@ -111,8 +116,9 @@ def k_range(n: int, k_max: int = MAX_CLUSTERS) -> range:
     return range(2, max(2, min(k_max, n - 1)) + 1) if n >= 3 else range(0)
 
 
-def discover(x: np.ndarray, k: int | None = None, k_max: int = MAX_CLUSTERS,
-             distances: np.ndarray | None = None) -> SenseClusters | None:
+def discover(
+    x: np.ndarray, k: int | None = None, k_max: int = MAX_CLUSTERS, distances: np.ndarray | None = None
+) -> SenseClusters | None:
     """Cluster the rows of ``x`` (n, D) by cosine distance.
 
     Args:
@@ -127,6 +133,7 @@ def discover(x: np.ndarray, k: int | None = None, k_max: int = MAX_CLUSTERS,
     """
     from sklearn.cluster import AgglomerativeClustering
     from sklearn.metrics import silhouette_score
+
     x = np.asarray(x)
     n = len(x)
     keep = np.flatnonzero(np.any(x != 0, axis=1)) if n else np.zeros(0, dtype=np.int64)
@@ -184,8 +191,10 @@ def no_clear_clusters_note(found: SenseClusters) -> str:
         return ""
     parts = []
     if found.best is not None:
-        parts.append(f"the best split, into {found.best}, has a silhouette of {found.silhouettes[found.best]:.2f}, "
-                     f"below {CLEAR_SILHOUETTE:.2f} (no clear structure)")
+        parts.append(
+            f"the best split, into {found.best}, has a silhouette of {found.silhouettes[found.best]:.2f}, "
+            f"below {CLEAR_SILHOUETTE:.2f} (no clear structure)"
+        )
     if found.too_small:
         ks = sorted(found.too_small)
         named = ", ".join(str(kk) for kk in ks[:-1]) + (" or " if len(ks) > 1 else "") + str(ks[-1])
@@ -193,8 +202,10 @@ def no_clear_clusters_note(found: SenseClusters) -> str:
     if not parts:
         n = int(np.sum(found.labels != NO_CLUSTER))
         parts.append(f"{n} occurrences are too few for two clusters of at least {found.min_size}")
-    return ("No clear clusters: " + "; ".join(parts) + ". The occurrences form one group in this mix; pick a "
-            "number of clusters to split them anyway.")
+    return (
+        "No clear clusters: " + "; ".join(parts) + ". The occurrences form one group in this mix; pick a "
+        "number of clusters to split them anyway."
+    )
 
 
 def agreement(clusters: SenseClusters, labels: Sequence[str | None]) -> Agreement | None:
@@ -205,6 +216,7 @@ def agreement(clusters: SenseClusters, labels: Sequence[str | None]) -> Agreemen
     """
     from sklearn.metrics import adjusted_rand_score
     from sklearn.metrics.cluster import contingency_matrix
+
     if len(labels) != len(clusters.labels):
         raise ValueError(f"{len(labels)} labels for {len(clusters.labels)} occurrences")
     use = [i for i, lab in enumerate(labels) if lab and clusters.labels[i] != NO_CLUSTER]

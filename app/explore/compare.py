@@ -7,6 +7,7 @@ of a projection means nothing, so without it two equal arrangements could look d
 
 Dims: n occurrences; the models may differ in layers and D.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.explore import activations, inputs, mixing, projections
-from app.explore.frame import Controls, Frame, compute_frame, layer_name
+from app.explore.controls import Controls
+from app.explore.frame import Frame, compute_frame, layer_name
 
 
 @dataclass
@@ -37,13 +39,17 @@ def side_name(choice_label: str) -> str:
 
 def side_controls(controls: Controls, num_layers: int) -> Controls:
     """The page's controls for a model with ``num_layers`` layers: w padded with 0 or cut, no grey context
-    words, no click (a click on one side's map is not a query on the other)."""
-    return dataclasses.replace(controls, weights=mixing.fit_weights(controls.weights, num_layers), context=False,
-                               clicked=None)
+    words (``compare`` passes no click: a click on one side's map is not a query on the other)."""
+    return dataclasses.replace(controls, weights=mixing.fit_weights(controls.weights, num_layers), context=False)
 
 
-def compare(models: Sequence[tuple[str, str, activations.TokenTable]], occurrences: Sequence[inputs.Occurrence],
-            controls: Controls, word: str, previous: Sequence[Side] = (), umap_state: str = "ready") -> list[Side]:
+def compare(
+    models: Sequence[tuple[str, str, activations.TokenTable]],
+    occurrences: Sequence[inputs.Occurrence],
+    controls: Controls,
+    word: str,
+    previous: Sequence[Side] = (),
+) -> list[Side]:
     """The frames of each (name, key, table) for the same occurrences and controls, maps aligned to the first.
 
     Args:
@@ -56,8 +62,9 @@ def compare(models: Sequence[tuple[str, str, activations.TokenTable]], occurrenc
     before = {side.key: side.frame for side in previous}
     sides = []
     for name, key, table in models:
-        frame = compute_frame(table, occurrences, side_controls(controls, table.num_layers), before.get(key),
-                              model_key=key, word=word, umap_state=umap_state)
+        frame = compute_frame(
+            table, occurrences, side_controls(controls, table.num_layers), before.get(key), model_key=key, word=word
+        )
         sides.append(Side(name, key, frame))
     first = sides[0].frame.coords
     for side in sides[1:]:
@@ -65,8 +72,11 @@ def compare(models: Sequence[tuple[str, str, activations.TokenTable]], occurrenc
         if first is not None and coords is not None and not side.frame.same_vector and coords.shape == first.shape:
             # only what is drawn is rotated: the frame's layout (the next warm start) stays the model's own
             side.frame = dataclasses.replace(
-                side.frame, projection=dataclasses.replace(side.frame.projection,
-                                                           coords=projections.procrustes_align(coords, first)))
+                side.frame,
+                projection=dataclasses.replace(
+                    side.frame.projection, coords=projections.procrustes_align(coords, first)
+                ),
+            )
             side.aligned = True
     return sides
 

@@ -5,6 +5,7 @@ Each set is plain text in the explorer's input syntax: one sentence per line, an
 below, which are the source sentences of Table 4 in Peters et al. (2018), "Deep contextualized word
 representations" (a play in a baseball game vs. a play on Broadway).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -27,6 +27,7 @@ half of it).
 
 No Streamlit here. Dims: L + 1 layers, n occurrences, D = 2P.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,7 +37,7 @@ from itertools import combinations
 
 import numpy as np
 
-from elmo_core.metrics import chance_random_neighbour, nn_scores_from_same, same_label
+from elmo_core import chance_random_neighbour, nn_scores_from_same, same_label
 
 GRID_STEP = 0.1  # s_j on 0, 0.1, ..., 1 (66 weightings for three layers, 286 for four)
 MAX_GRID = 5000  # a model with many layers gets a coarser grid rather than a slow button
@@ -183,8 +184,9 @@ def fit_mix(layers: np.ndarray, labels: Sequence[str | None], step: float = GRID
     if len(labels) != layers.shape[1]:
         raise ValueError(f"{len(labels)} labels for {layers.shape[1]} occurrences")
     if not can_fit(labels):
-        raise ValueError(f"fitting s needs at least {MIN_LABELLED} labelled occurrences of at least "
-                         f"{MIN_SENSES} senses")
+        raise ValueError(
+            f"fitting s needs at least {MIN_LABELLED} labelled occurrences of at least {MIN_SENSES} senses"
+        )
     given = labelled(labels)
     names = [str(labels[i]) for i in given]
     num_layers = layers.shape[0]
@@ -194,14 +196,25 @@ def fit_mix(layers: np.ndarray, labels: Sequence[str | None], step: float = GRID
     same = same_label(names)
     keep = len(given) <= NESTED_MAX  # the nested score reuses every weighting's similarities (G n^2 floats)
     sims = [_similarities(grams, s) for s in grid] if keep else None
-    scores = np.array([np.mean(nn_scores_from_same(m, same)) for m in sims] if keep else
-                      [_accuracy_of(grams, s, same) for s in grid])
+    scores = np.array(
+        [np.mean(nn_scores_from_same(m, same)) for m in sims] if keep else [_accuracy_of(grams, s, same) for s in grid]
+    )
     best, tied = _best(scores, grid)
     single = tuple(_accuracy_of(grams, np.eye(num_layers)[j], same) for j in range(num_layers))
     equal = _accuracy_of(grams, np.full(num_layers, 1.0 / num_layers), same)
     nested = _nested(np.stack(sims), grid, names) if keep else None
-    return MixFit(grid[best].copy(), float(scores[best]), equal, single,
-                  float(np.mean(chance_random_neighbour(names))), len(given), len(grid), tied, step, nested)
+    return MixFit(
+        grid[best].copy(),
+        float(scores[best]),
+        equal,
+        single,
+        float(np.mean(chance_random_neighbour(names))),
+        len(given),
+        len(grid),
+        tied,
+        step,
+        nested,
+    )
 
 
 def accuracy(layers: np.ndarray, labels: Sequence[str | None], s: Sequence[float]) -> float:
@@ -213,8 +226,9 @@ def accuracy(layers: np.ndarray, labels: Sequence[str | None], s: Sequence[float
     if not can_fit(labels):
         raise ValueError(f"scoring needs at least {MIN_LABELLED} labelled occurrences of at least {MIN_SENSES} senses")
     given = labelled(labels)
-    return _accuracy_of(_grams(layers[:, given]), np.asarray(s, dtype=np.float64),
-                        same_label([str(labels[i]) for i in given]))
+    return _accuracy_of(
+        _grams(layers[:, given]), np.asarray(s, dtype=np.float64), same_label([str(labels[i]) for i in given])
+    )
 
 
 def _pct(v: float) -> str:
@@ -226,16 +240,23 @@ def fit_message(fit: MixFit, s_set: Sequence[float], accuracy_set: float) -> str
     softmax of their w, ``accuracy_set`` its score), against equal weights, chance and each layer alone, and the
     nested score (what the fit is worth on a sentence it did not see) when there is one."""
     alone = ", ".join(f"layer {j} {_pct(v)}" for j, v in enumerate(fit.layers))
-    nested = (f" Chosen without each sentence in turn, then tested on it: {_pct(fit.nested)}."
-              if fit.nested is not None else "")
+    nested = (
+        f" Chosen without each sentence in turn, then tested on it: {_pct(fit.nested)}."
+        if fit.nested is not None
+        else ""
+    )
     if np.allclose(fit.s, 1.0 / len(fit.s)):
         tie = f" {fit.tied} of {fit.tried} weightings tie." if fit.tied > 1 else ""
-        return (f"Equal weights are already the best s: leave-one-out 1-NN accuracy {_pct(fit.accuracy)} over "
-                f"{fit.n} labelled occurrences (chance {_pct(fit.chance)}; alone: {alone}).{tie}{nested}")
+        return (
+            f"Equal weights are already the best s: leave-one-out 1-NN accuracy {_pct(fit.accuracy)} over "
+            f"{fit.n} labelled occurrences (chance {_pct(fit.chance)}; alone: {alone}).{tie}{nested}"
+        )
     tie = f" {fit.tied} of {fit.tried} weightings tie; the one nearest equal weights is set." if fit.tied > 1 else ""
-    return (f"Fitted s = {' / '.join(f'{v:.2f}' for v in s_set)}: leave-one-out 1-NN accuracy "
-            f"{_pct(accuracy_set)} over {fit.n} labelled occurrences, equal weights {_pct(fit.equal)} (chance "
-            f"{_pct(fit.chance)}; alone: {alone}).{tie}{nested}")
+    return (
+        f"Fitted s = {' / '.join(f'{v:.2f}' for v in s_set)}: leave-one-out 1-NN accuracy "
+        f"{_pct(accuracy_set)} over {fit.n} labelled occurrences, equal weights {_pct(fit.equal)} (chance "
+        f"{_pct(fit.chance)}; alone: {alone}).{tie}{nested}"
+    )
 
 
 def weights_for_s(s: Sequence[float], w_range: tuple[float, float], step: float) -> tuple[float, ...]:
@@ -309,8 +330,9 @@ def layer_effect(layers: np.ndarray) -> LayerEffect | None:
     lengths = tuple(float(np.linalg.norm(layers[j].astype(np.float64), axis=1).mean()) for j in range(num_layers))
     cos = [_pairwise_cosines(layers[j]) for j in range(num_layers)]
     varies = tuple(bool(c.std() >= 1e-9) for c in cos)
-    similarity = np.array([[_correlation(cos[j], cos[k]) if j != k else 1.0 for k in range(num_layers)]
-                           for j in range(num_layers)])
+    similarity = np.array(
+        [[_correlation(cos[j], cos[k]) if j != k else 1.0 for k in range(num_layers)] for j in range(num_layers)]
+    )
     equal = _pairwise_cosines(layers.astype(np.float64).mean(axis=0))
     alone = tuple(_correlation(equal, cos[j]) for j in range(num_layers))
     return LayerEffect(lengths, varies, similarity, alone)
@@ -335,21 +357,31 @@ def weight_note(effect: LayerEffect | None, layer_norm: bool = False) -> str:
             if effect.lengths[j] >= LONGER * longest_other and not layer_norm:
                 ratio = effect.lengths[j] / longest_other
                 lengths = " and ".join(f"{effect.lengths[k]:.0f}" for k in others)
-                return (f"Layer {j}'s vectors are {ratio:.1f}× as long as the others' here (mean length "
-                        f"{effect.lengths[j]:.0f} vs {lengths}), so even equal weights mostly mean layer {j} (same "
-                        f"arrangement: {a:.2f}) and raising w_{j} moves the map little. Layer norm evens the lengths.")
+                return (
+                    f"Layer {j}'s vectors are {ratio:.1f}× as long as the others' here (mean length "
+                    f"{effect.lengths[j]:.0f} vs {lengths}), so even equal weights mostly mean layer {j} (same "
+                    f"arrangement: {a:.2f}) and raising w_{j} moves the map little. Layer norm evens the lengths."
+                )
             alike = [(effect.similarity[j, k], k) for k in others if not math.isnan(effect.similarity[j, k])]
             if alike:
                 sim, k = max(alike)
                 if sim >= SIMILAR:
                     lo, hi = sorted((j, k))
-                    return (f"Layers {lo} and {hi} are very similar here ({sim:.2f}), so shifting weight between "
-                            "them moves the map little.")
-    pairs = [(effect.similarity[j, k], j, k) for j in range(n) for k in range(j + 1, n)
-             if not math.isnan(effect.similarity[j, k])]
+                    return (
+                        f"Layers {lo} and {hi} are very similar here ({sim:.2f}), so shifting weight between "
+                        "them moves the map little."
+                    )
+    pairs = [
+        (effect.similarity[j, k], j, k)
+        for j in range(n)
+        for k in range(j + 1, n)
+        if not math.isnan(effect.similarity[j, k])
+    ]
     if pairs:
         sim, j, k = max(pairs)
         if sim >= SIMILAR:
-            return (f"Layers {j} and {k} are very similar here ({sim:.2f}), so shifting weight between them moves "
-                    "the map little.")
+            return (
+                f"Layers {j} and {k} are very similar here ({sim:.2f}), so shifting weight between them moves "
+                "the map little."
+            )
     return ""

@@ -2,19 +2,17 @@
 
 The rules for lines, labels, tokens and limits are in docs/INPUT_RULES.md; ``tokenize`` is elmo_core's.
 """
+
 from __future__ import annotations
 
+import functools
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-import functools
-import re
 
-
-from app.render.display import plural
-from app.render.safe import visible
-from elmo_core.data.wordforms import is_form, same_case, word_forms
-
+from app.explore.text import plural, visible
+from elmo_core import is_form, same_case, word_forms
 
 # ---- caps ------------------------------------------------------------------------------------------
 MAX_LINES = 500  # sentences embedded per set
@@ -27,9 +25,11 @@ MAX_RAW_LINE_CHARS = MAX_LINE_CHARS + MAX_LABEL_CHARS + 4  # a line with its "[l
 MAX_TEXT_CHARS = MAX_LINES * (MAX_RAW_LINE_CHARS + 1)  # the text box holds at most what can be used
 _LABEL = re.compile(rf"^\s*\[([^\[\]]{{0,{MAX_LABEL_CHARS}}})\]\s*(.*)$", re.DOTALL)
 _LONG_LABEL = re.compile(rf"^\s*\[[^\[\]]{{{MAX_LABEL_CHARS + 1},}}\]")  # looks like a label, but too long for one
-LABEL_HELP = (f"A sense label is the text in square brackets at the start of a line, at most {MAX_LABEL_CHARS} "
-              "characters: `[river] We sat on the bank.` Labels colour the map and score how well the senses "
-              "separate. Longer bracketed text is read as part of the sentence, with a note.")
+LABEL_HELP = (
+    f"A sense label is the text in square brackets at the start of a line, at most {MAX_LABEL_CHARS} "
+    "characters: `[river] We sat on the bank.` Labels colour the map and score how well the senses "
+    "separate. Longer bracketed text is read as part of the sentence, with a note."
+)
 
 
 # ---- input -----------------------------------------------------------------------------------------
@@ -58,16 +58,20 @@ def decode_upload(data: bytes, name: str = "file") -> str:
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError:
-            raise ValueError(f"{name} starts like UTF-16 text but cannot be decoded as UTF-16; "
-                             "upload a UTF-8 .txt file with one sentence per line") from None
+            raise ValueError(
+                f"{name} starts like UTF-16 text but cannot be decoded as UTF-16; "
+                "upload a UTF-8 .txt file with one sentence per line"
+            ) from None
     if b"\x00" in data[:65536]:
         raise ValueError(f"{name} looks like a binary file (it contains NUL bytes); upload a UTF-8 .txt file")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{name} is not UTF-8 text (byte {err.start + 1} of the file, value 0x{data[err.start]:02x}, "
-                         "cannot be decoded; perhaps Latin-1 or Windows-1252); "
-                         "upload a UTF-8 .txt file with one sentence per line") from None
+        raise ValueError(
+            f"{name} is not UTF-8 text (byte {err.start + 1} of the file, value 0x{data[err.start]:02x}, "
+            "cannot be decoded; perhaps Latin-1 or Windows-1252); "
+            "upload a UTF-8 .txt file with one sentence per line"
+        ) from None
 
 
 def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
@@ -82,7 +86,8 @@ def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
         ValueError: the file holds no text (empty, or blank lines only), with a message for the user: replacing
             the sentences with nothing would only lose them.
     """
-    from elmo_core.data.text import clean_line, split_lines
+    from elmo_core import clean_line, split_lines
+
     lines = [ln for ln in split_lines(text) if ln.strip()]
     if not any(clean_line(ln).strip() for ln in lines):  # invisible characters only count as nothing too
         raise ValueError(f"{name} holds no text (it is empty or has only blank lines); your sentences are unchanged")
@@ -93,11 +98,16 @@ def text_for_box(text: str, name: str = "the file") -> tuple[str, str]:
     # A line cut here nearly always keeps a sentence over MAX_LINE_CHARS, which parse_input cuts again and reports
     # under the text box: this note only counts the cuts parse_input cannot see (the line's label, spaces or
     # invisible characters took the room), so each cut is reported once.
-    unseen = sum(len(parse_label(clean_line(ln[:MAX_RAW_LINE_CHARS]))[1]) <= MAX_LINE_CHARS
-                 for ln in lines if clean_line(ln[MAX_RAW_LINE_CHARS:]).strip())
+    unseen = sum(
+        len(parse_label(clean_line(ln[:MAX_RAW_LINE_CHARS]))[1]) <= MAX_LINE_CHARS
+        for ln in lines
+        if clean_line(ln[MAX_RAW_LINE_CHARS:]).strip()
+    )
     if unseen:
-        notes.append(f"{plural(unseen, 'line was', 'lines were')} cut to {'its' if unseen == 1 else 'their'} first "
-                     f"{MAX_RAW_LINE_CHARS:,} characters")
+        notes.append(
+            f"{plural(unseen, 'line was', 'lines were')} cut to {'its' if unseen == 1 else 'their'} first "
+            f"{MAX_RAW_LINE_CHARS:,} characters"
+        )
     lines = [ln[:MAX_RAW_LINE_CHARS] for ln in lines]
     return "\n".join(lines), (f"From {name}: " + "; ".join(notes) + ".") if notes else ""
 
@@ -116,9 +126,11 @@ def fit_budget(lines: Sequence[Line], max_tokens: int) -> tuple[list[Line], str]
         kept.append(line)
     if len(kept) == len(lines):
         return list(lines), ""
-    return kept, (f"Only the first {len(kept)} of {len(lines)} sentences are used: together they have "
-                  f"{total:,} tokens, the most one session may keep for this model (its vectors take memory "
-                  "on the server; ELMO_EXPLORER_SESSION_MB).")
+    return kept, (
+        f"Only the first {len(kept)} of {len(lines)} sentences are used: together they have "
+        f"{total:,} tokens, the most one session may keep for this model (its vectors take memory "
+        "on the server; ELMO_EXPLORER_SESSION_MB)."
+    )
 
 
 def tokens_in_budget(budget_bytes: int, num_layers: int, dim: int) -> int:
@@ -140,8 +152,9 @@ def _were(n: int) -> str:
     return "was" if n == 1 else "were"
 
 
-def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
-                max_lines: int = MAX_LINES) -> ParsedInput:
+def parse_input(
+    text: str, tokenizer: Callable[[str], list[str]] | None = None, max_lines: int = MAX_LINES
+) -> ParsedInput:
     """Split the text box into labelled, tokenized sentences (one per non-empty line), applying the caps.
 
     Args:
@@ -150,8 +163,9 @@ def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
         max_lines: keep at most this many sentences.
     """
     if tokenizer is None:
-        from elmo_core.data.tokenize import tokenize as tokenizer
-    from elmo_core.data.text import clean_line, split_lines
+        from elmo_core import tokenize as tokenizer
+    from elmo_core import clean_line, split_lines
+
     numbered = [(i, ln) for i, ln in enumerate((clean_line(raw) for raw in split_lines(text)), 1) if ln.strip()]
     notes: list[str] = []
     if len(numbered) > max_lines:
@@ -178,13 +192,17 @@ def parse_input(text: str, tokenizer: Callable[[str], list[str]] | None = None,
     if long_lines:
         notes.append(f"{plural(long_lines, 'line')} longer than {MAX_LINE_CHARS:,} characters {_were(long_lines)} cut.")
     if cut_lines:
-        notes.append(f"{plural(cut_lines, 'sentence')} longer than {MAX_TOKENS_PER_LINE} tokens {_were(cut_lines)} cut.")
+        notes.append(
+            f"{plural(cut_lines, 'sentence')} longer than {MAX_TOKENS_PER_LINE} tokens {_were(cut_lines)} cut."
+        )
     if label_only:
         notes.append(f"{plural(label_only, 'line')} had a label but no sentence and {_were(label_only)} skipped.")
     if long_tokens:
         example = long_tokens[0] if len(long_tokens[0]) <= 30 else long_tokens[0][:30] + "…"
-        notes.append(f"{plural(len(long_tokens), 'token is', 'tokens are')} longer than {MAX_TOKEN_BYTES} UTF-8 bytes (e.g. '{example}'): "
-                     f"the char-CNN reads only their first {MAX_TOKEN_BYTES} bytes, as the original ELMo does.")
+        notes.append(
+            f"{plural(len(long_tokens), 'token is', 'tokens are')} longer than {MAX_TOKEN_BYTES} UTF-8 bytes (e.g. '{example}'): "
+            f"the char-CNN reads only their first {MAX_TOKEN_BYTES} bytes, as the original ELMo does."
+        )
     if long_labels:
         notes.append(long_label_note(long_labels))
     return ParsedInput(lines, notes)
@@ -199,11 +217,16 @@ def long_label_note(long_labels: Sequence[tuple[int, str]]) -> str:
     if len(numbers) == 1:
         what = f"Line {numbers[0]}: {quoted} is"
     else:
-        listed = (f"{', '.join(numbers[:-1])} and {numbers[-1]}" if len(numbers) <= 5
-                  else f"{', '.join(numbers[:5])} and {len(numbers) - 5} more")
+        listed = (
+            f"{', '.join(numbers[:-1])} and {numbers[-1]}"
+            if len(numbers) <= 5
+            else f"{', '.join(numbers[:5])} and {len(numbers) - 5} more"
+        )
         what = f"Lines {listed}: their bracketed text (e.g. {quoted}) is"
-    return (f"{what} longer than {MAX_LABEL_CHARS} characters, so it was read as part of the sentence, not as a "
-            f"label. Shorten it to {MAX_LABEL_CHARS} characters or fewer to use it as a label.")
+    return (
+        f"{what} longer than {MAX_LABEL_CHARS} characters, so it was read as part of the sentence, not as a "
+        f"label. Shorten it to {MAX_LABEL_CHARS} characters or fewer to use it as a label."
+    )
 
 
 # ---- words and occurrences ------------------------------------------------------------------------
@@ -212,7 +235,8 @@ _STOPWORDS = frozenset(
     "these those he she they we you i me him her them us my your his our their not no do does did have has had "
     "will would can could should may might must shall there here then than so if when while what which who whom "
     "how all any each some such into onto over under about after before up down out off again very just also "
-    "'s n't".split())
+    "'s n't".split()
+)
 
 
 @functools.lru_cache(maxsize=65536)  # called per token on every slider move (neighbour candidates)
@@ -258,7 +282,7 @@ def suggest_word(lines: Sequence[Line], fold_case: bool = True) -> str | None:
     return counts[0][0] if counts else None
 
 
-def spellings(occurrences: Sequence["Occurrence"]) -> list[str]:
+def spellings(occurrences: Sequence[Occurrence]) -> list[str]:
     """The distinct spellings of the occurrences as written, most frequent first ("Spring", "spring")."""
     counts = Counter(o.token for o in occurrences)
     return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -272,17 +296,21 @@ class Occurrence:
     label: str | None
 
 
-def find_occurrences(lines: Sequence[Line], word: str, inflections: bool = False,
-                     fold_case: bool = True) -> list[Occurrence]:
+def find_occurrences(
+    lines: Sequence[Line], word: str, inflections: bool = False, fold_case: bool = True
+) -> list[Occurrence]:
     """Every token that counts as ``word`` (``elmo_core.data.wordforms``: ignoring case and a possessive ending,
     whole tokens; with ``inflections`` also its regular noun and verb forms), in reading order. Without
     ``fold_case`` a token must also have the word's capitals as typed (``wordforms.same_case``: "Spring"
     finds "Spring" and "Springs", not "spring" or "SPRING"). This only groups tokens: the biLM always reads
     them as written."""
     forms = word_forms(word, inflections=inflections)
-    return [Occurrence(i, j, tok, line.label)
-            for i, line in enumerate(lines) for j, tok in enumerate(line.tokens)
-            if is_form(tok, forms) and (fold_case or same_case(tok, word))]
+    return [
+        Occurrence(i, j, tok, line.label)
+        for i, line in enumerate(lines)
+        for j, tok in enumerate(line.tokens)
+        if is_form(tok, forms) and (fold_case or same_case(tok, word))
+    ]
 
 
 def highlight_parts(tokens: Sequence[str], position: int, window: int | None = None) -> tuple[str, str, str]:
@@ -294,7 +322,7 @@ def highlight_parts(tokens: Sequence[str], position: int, window: int | None = N
     if window is not None:
         lo, hi = max(0, position - window), min(len(tokens), position + window + 1)
     before = " ".join(tokens[lo:position])
-    after = " ".join(tokens[position + 1:hi])
+    after = " ".join(tokens[position + 1 : hi])
     if lo > 0:
         before = "… " + before
     if hi < len(tokens):

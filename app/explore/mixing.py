@@ -1,5 +1,6 @@
 """The scalar mix of the explorer: ELMo = gamma * sum_j s_j * h_j with s = softmax(w) (Peters et al. 2018, eq. 1), the
 optional per-sentence layer norm (AllenNLP's do_layer_norm) and the weight presets (no Streamlit here)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -51,8 +52,9 @@ def sentence_layer_norm(acts: np.ndarray, offsets: np.ndarray, eps: float = 1e-1
     return out
 
 
-# ---- slider ranges and presets (the link itself: ``app.session.state``) ----------------------------------------------
+# ---- slider ranges and presets (the link itself: ``app.session.link``) ----------------------------------------------
 W_RANGE = (-5.0, 5.0)
+W_STEP = 0.1  # the w sliders' step: a weight pushed to them lands on it
 GAMMA_RANGE = (0.1, 3.0)
 
 

@@ -1,9 +1,10 @@
 """Nearest neighbours by cosine and how well the mix separates labelled senses (leave-one-out 1-NN; no Streamlit
 here)."""
+
 from __future__ import annotations
 
-from collections.abc import Sequence
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,9 +12,9 @@ import numpy as np
 from app.explore.activations import TokenTable
 from app.explore.blas import one_blas_thread
 from app.explore.clusters import discover
-from app.render.display import plural
 from app.explore.inputs import is_wordlike
-from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
+from app.explore.text import plural
+from elmo_core import chance_random_neighbour, nn_scores_from_similarity
 
 
 # ---- similarity, neighbours, separation -----------------------------------------------------------------
@@ -21,6 +22,7 @@ from elmo_core.metrics import chance_random_neighbour, nn_scores_from_similarity
 def cosine_matrix(x: np.ndarray) -> np.ndarray:
     """(n, n) cosine similarities of the rows of x (0 for zero vectors)."""
     from sklearn.metrics.pairwise import cosine_similarity
+
     return cosine_similarity(x).astype(np.float64)
 
 
@@ -39,8 +41,9 @@ class Neighbour:
     similarity: float
 
 
-def cosine_neighbours(query: np.ndarray, candidates: np.ndarray, k: int = 10,
-                      exclude: Sequence[int] = ()) -> list[Neighbour]:
+def cosine_neighbours(
+    query: np.ndarray, candidates: np.ndarray, k: int = 10, exclude: Sequence[int] = ()
+) -> list[Neighbour]:
     """The k candidate rows most cosine-similar to ``query`` (D,), best first, ties in row order."""
     if len(candidates) == 0 or k <= 0:
         return []
@@ -132,6 +135,7 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     when it is too low to count as clusters): how clearly the occurrences fall into groups at all.
     """
     from sklearn.metrics import silhouette_score
+
     zero = zero_rows(x)
     if zero.any():  # an all-zero vector has no direction: no cosine, so no score may use it
         keep = np.flatnonzero(~zero)
@@ -146,8 +150,11 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
         note = "" if len(given) == n else f"{n - len(given)} unlabelled occurrence(s) left out."
         chance = float(np.mean(chance_random_neighbour(ls)))
         sims = cosine_matrix(xs)  # one similarity matrix for both scores
-        sil = (float(silhouette_score(cosine_distances(xs, sims), ls, metric="precomputed"))
-               if len(distinct) < len(ls) else None)
+        sil = (
+            float(silhouette_score(cosine_distances(xs, sims), ls, metric="precomputed"))
+            if len(distinct) < len(ls)
+            else None
+        )
         return Separation(sil, _knn_accuracy(sims, ls), chance, note)
     if n < 4:
         return Separation(None, None, None, "Too few occurrences for a score.")
@@ -157,5 +164,6 @@ def separation(x: np.ndarray, labels: Sequence[str | None]) -> Separation:
     if found is None or found.best is None:
         return Separation(None, None, None, "No grouping found.")
     weak = "" if found.clear else " (no clear clusters)"
-    return Separation(found.silhouette, None, None,
-                      f"No sense labels: silhouette of the best split into {found.best} groups{weak}.")
+    return Separation(
+        found.silhouette, None, None, f"No sense labels: silhouette of the best split into {found.best} groups{weak}."
+    )

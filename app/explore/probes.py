@@ -1,26 +1,23 @@
 """Logic of the Layers page ("what each layer knows"), free of Streamlit: probe results for the current
-model (precomputed or computed on demand), the figures, and pushing a task's learned s to the explorer.
+model (precomputed or computed on demand), the weights a task's learned s gives the explorer's sliders, and the
+page's tables (its figures: ``app.render.probe_charts``; the sliders' writer: ``app.session.widgets``).
 
 Results are ``elmo_core.probes.ProbeReport`` objects (files in format "elmo-explorer-probes/1"); the default model's
 ships in ``assets/probes/default_probes.json`` (``python -m elmo_core probe --task all --out ...``).
 Dims: L + 1 layers.
 """
+
 from __future__ import annotations
 
 import math
 import os
-import textwrap
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import plotly.graph_objects as go
-
 from app.explore import mixing
-from app.render.safe import hide_paths, plot
-from app.session.state import W_RANGE, W_STEP, set_layer_weights
-from elmo_core import probes
-from elmo_core.probes import ProbeReport, Progress, TaskResult
-from elmo_core.paths import DEFAULT_PROBE_RESULTS
+from app.explore.mixing import W_RANGE, W_STEP
+from app.explore.text import hide_paths
+from elmo_core import DEFAULT_PROBE_RESULTS, ProbeReport, Progress, TaskResult, probes
 
 DEFAULT_RESULTS = DEFAULT_PROBE_RESULTS
 
@@ -88,8 +85,12 @@ def load_precomputed(path: str | Path | None = None, show_paths: bool = True) ->
     """
     path = Path(path) if path else results_path()
     if not path.is_file():
-        return None, f"No precomputed probe results at {path}." if show_paths else \
-            f"No precomputed probe results ({path.name}) on this server."
+        return (
+            None,
+            f"No precomputed probe results at {path}."
+            if show_paths
+            else f"No precomputed probe results ({path.name}) on this server.",
+        )
     try:
         return probes.load_report(path), ""
     except (ValueError, OSError) as err:  # json.JSONDecodeError is a ValueError
@@ -105,21 +106,24 @@ def matching_report(report: ProbeReport | None, fingerprint: str, model_key: str
     if report.model.fingerprint == fingerprint:
         return report, ""
     if model_key == "default":
-        return report, ("These precomputed results were made for another version of the default model's weights: "
-                        "recompute them below, or regenerate the file with `python -m elmo_core probe --task all "
-                        "--out assets/probes/default_probes.json`.")
+        return report, (
+            "These precomputed results were made for another version of the default model's weights: "
+            "recompute them below, or regenerate the file with `python -m elmo_core probe --task all "
+            "--out assets/probes/default_probes.json`."
+        )
     return None, ""
 
 
 def data_problems(wordnet_dir=None, brown_dir=None, show_paths: bool = True) -> list[str]:
     """What is missing for computing the probes here (empty list: all there); without ``show_paths`` the folders
-    searched on the server are left out (``app.render.safe.hide_paths``), the commands that fix it stay."""
+    searched on the server are left out (``app.explore.text.hide_paths``), the commands that fix it stay."""
     problems = probes.data_problems(wordnet_dir=wordnet_dir, brown_dir=brown_dir)
     return problems if show_paths else [hide_paths(p) for p in problems]
 
 
-def compute_report(embedder, size: str = "quick", progress: Progress | None = None,
-                   wordnet_dir=None, brown_dir=None) -> ProbeReport:
+def compute_report(
+    embedder, size: str = "quick", progress: Progress | None = None, wordnet_dir=None, brown_dir=None
+) -> ProbeReport:
     """Run every task of ``probes.TASKS`` (their ``size`` subsample) and return a report like the precomputed file.
 
     Raises: FileNotFoundError when the probe data is missing.
@@ -128,16 +132,20 @@ def compute_report(embedder, size: str = "quick", progress: Progress | None = No
     for k, task in enumerate(probes.TASKS):
         part = None
         if progress:
-            part = (lambda f, text, k=k, task=task:
-                    progress((k + f) / len(probes.TASKS), f"{task_label(task)}: {text}"))
-        report.tasks[task] = probes.run_probe(embedder, task, size, wordnet_dir=wordnet_dir,
-                                                 brown_dir=brown_dir, progress=part)
+
+            def part(f, text, k=k, task=task):
+                progress((k + f) / len(probes.TASKS), f"{task_label(task)}: {text}")
+
+        report.tasks[task] = probes.run_probe(
+            embedder, task, size, wordnet_dir=wordnet_dir, brown_dir=brown_dir, progress=part
+        )
     return report
 
 
 # ---- pushing s to the explorer ----------------------------------------------------------------------------------
-def weights_for_explorer(s: Sequence[float], w_range: tuple[float, float] = W_RANGE,
-                         step: float = W_STEP) -> list[float]:
+def weights_for_explorer(
+    s: Sequence[float], w_range: tuple[float, float] = W_RANGE, step: float = W_STEP
+) -> list[float]:
     """Raw slider values w with softmax(w) ~= s: log s, centred, clipped to the slider range, on its step.
 
     Raises: ValueError if s is empty or has a non-positive entry.
@@ -155,124 +163,22 @@ def softmax(w: Sequence[float]) -> list[float]:
     return mixing.softmax(w).tolist()
 
 
-def apply_weights(state: MutableMapping, s: Sequence[float], num_layers: int) -> list[float]:
-    """Set the explorer's weight sliders to a task's learned s (``app.session.state.set_layer_weights``, the one writer
-    of the sliders, which also updates the explorer's remembered view). Returns the raw w that was set.
-    Raises: ValueError when s does not have ``num_layers`` values.
-    """
-    if len(s) != num_layers:
-        raise ValueError(f"these weights are for {len(s)} layers; the model has {num_layers}")
-    return list(set_layer_weights(state, weights_for_explorer(s)))
-
-
 def used_weights_message(task: str, w: Sequence[float]) -> str:
     """What the Explorer says beside its sliders after a task's weights were put there (plain text)."""
     got = softmax(w)
-    return (f"The sliders hold the {task_label(task)} weights from the Layer probes page: "
-            f"w = {', '.join(f'{v:.1f}' for v in w)}, so s = {', '.join(f'{v:.2f}' for v in got)}.")
+    return (
+        f"The sliders hold the {task_label(task)} weights from the Layer probes page: "
+        f"w = {', '.join(f'{v:.1f}' for v in w)}, so s = {', '.join(f'{v:.2f}' for v in got)}."
+    )
 
 
-# ---- figures ---------------------------------------------------------------------------------------------------
+# ---- tables and captions ----------------------------------------------------------------------------------------
 NONE = "-"  # a table cell for what a task does not have (no learned mix, no paper number)
 
 
-def _pct(v: float) -> float:
+def pct(v: float) -> float:
+    """A fraction as a percentage with one decimal."""
     return round(100 * v, 1)
-
-
-# room above the plot for the title below the plotly toolbar, on the right for the baseline labels, below for
-# the three-line tick labels (value, name, the paper's value)
-MARGIN = dict(l=10, r=84, t=80, b=10)
-TASK_HEIGHT = 400
-LABEL_GAP_PX = 15  # baseline labels closer than this (11-px type) would overlap: they are moved apart
-LABEL_CHARS = 14  # the longest one-line baseline label that fits MARGIN["r"] (84 px of 11-px type)
-PAPER_COLOUR = "#d62728"
-
-
-def _right_labels(fig: go.Figure, lines: Sequence[tuple[float, str]], y_range: tuple[float, float],
-                  plot_px: float) -> None:
-    """Labels of dotted lines outside the plot, right of their ends, so they cover no bar, marker or title.
-    Labels of lines closer than ``LABEL_GAP_PX`` are shifted apart (in the lines' order), so two baselines of
-    similar value ("mfs 27.4", "chance 25.0") stay readable; each label names its value.
-
-    Args: lines: (y in data units, text); y_range: the y axis range; plot_px: the plot area's height in pixels.
-    """
-    px_per_unit = plot_px / max(y_range[1] - y_range[0], 1e-9)
-    placed: list[float] = []  # label centres in pixels from the axis bottom, bottom to top
-    order = sorted(range(len(lines)), key=lambda i: lines[i][0])
-    for k, i in enumerate(order):
-        want = (lines[i][0] - y_range[0]) * px_per_unit
-        if placed:  # two-line labels ("bag of context<br>62.9") need half a line more on each side
-            gap = LABEL_GAP_PX * (_line_count(lines[order[k - 1]][1]) + _line_count(lines[i][1])) / 2
-            want = max(want, placed[-1] + gap)
-        placed.append(want)
-    overflow = placed[-1] - plot_px if placed else 0
-    if overflow > 0:  # pushed past the top: the whole stack moves down, keeping its gaps
-        placed = [p - overflow for p in placed]
-    for i, centre in zip(order, placed):
-        y, text = lines[i]
-        fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=y, yref="y", text=text, showarrow=False,
-                           yshift=centre - (y - y_range[0]) * px_per_unit, font=dict(size=11, color="#666"))
-
-
-def _line_count(text: str) -> int:
-    return text.count("<br>") + 1
-
-
-def baseline_label(name: str, value: float) -> str:
-    """A dotted line's label right of the plot: "chance 42.8", or the name over the value when one line would
-    not fit the right margin ("bag of context<br>62.9"), the name itself wrapped at spaces when it is longer than
-    a line ("layer-0 bag of<br>context<br>75.6"). ``name``: plain text (escaped here)."""
-    one = f"{name} {value:.1f}"
-    if len(one) <= LABEL_CHARS:
-        return plot(one)
-    return "<br>".join(plot(part) for part in textwrap.wrap(name, LABEL_CHARS)) + f"<br>{value:.1f}"
-
-
-PAPER_OFFSET = 0.4  # the paper's diamonds sit right of their bar
-BAR_WIDTH = 0.55
-
-
-def task_figure(result: TaskResult) -> go.Figure:
-    """Accuracy per layer and for the learned mix (bars), baselines (dotted lines behind the bars, labelled
-    outside the plot, moved apart when close), the paper's layer 1 and 2 values (red diamonds right of their
-    bars). No number stands inside the plot, where a line or a marker could cross it: each bar's value, its
-    name and the paper's value are its three-line tick label. The x axis is numeric (bar j at x = j)."""
-    n = len(result.layers)
-    mix = [_pct(result.mix_learned)] if result.has_mix else []  # a task that trains nothing has no mix bar
-    names = [f"layer {j}" for j in range(n)] + ["learned mix"] * len(mix)
-    values = [_pct(v) for v in result.layers] + mix
-    colour = task_colour(result.task)
-    fig = go.Figure(go.Bar(x=list(range(len(names))), y=values, marker_color=[colour] * n + ["#2ca02c"] * len(mix),
-                           name="ours", width=BAR_WIDTH,
-                           customdata=names, hovertemplate="%{customdata}: %{y:.1f}%<extra></extra>"))
-    paper = result.paper
-    ys = [_pct(paper.layer_1), _pct(paper.layer_2)] if paper is not None else []
-    if ys:
-        fig.add_trace(go.Scatter(x=[1 + PAPER_OFFSET, 2 + PAPER_OFFSET], y=ys, mode="markers",
-                                 marker=dict(symbol="diamond", size=11, color=PAPER_COLOUR),
-                                 name="paper (other data and model)", customdata=["layer 1", "layer 2"],
-                                 hovertemplate="paper, %{customdata}: %{y:.1f}<extra></extra>"))
-    paper_at = {1: ys[0], 2: ys[1]} if ys else {}
-    # short lines: at 1,024 px a tick has about 50 px ("learned mix" is "mix" here, the diamond stands for "paper")
-    short = [f"layer {j}" for j in range(n)] + ["mix"] * len(mix)
-    ticks = [f"<b>{v:.1f}</b><br>{name}" + (f"<br><span style='color:{PAPER_COLOUR}'>◆ {paper_at[j]:.1f}</span>"
-                                           if j in paper_at else "")
-             for j, (name, v) in enumerate(zip(short, values))]
-    top = max(values + [_pct(v) for v in result.baselines.values()] + ys)
-    y_range = (0.0, min(105.0, top + 6))
-    lines = []
-    for name, value in result.baselines.items():
-        fig.add_hline(y=_pct(value), line_dash="dot", line_color="#888", layer="below")
-        # names come from the results file
-        lines.append((_pct(value), baseline_label(baseline_name(result.task, name), _pct(value))))
-    tick_px = 3 * 15 + 8
-    _right_labels(fig, lines, y_range, TASK_HEIGHT - MARGIN["t"] - MARGIN["b"] - tick_px)
-    fig.update_layout(title=plot(result.title), yaxis_title=plot(f"{result.metric} (%)"),
-                      yaxis_range=list(y_range), height=TASK_HEIGHT, margin=MARGIN, showlegend=False,
-                      xaxis=dict(tickmode="array", tickvals=list(range(len(names))), ticktext=ticks, tickangle=0,
-                                 range=[-0.5, len(names) - 0.5], tickfont=dict(size=11)))
-    return fig
 
 
 def chart_caption(result: TaskResult) -> str:
@@ -288,38 +194,17 @@ def chart_caption(result: TaskResult) -> str:
     return " ".join(parts)
 
 
-def weights_figure(report: ProbeReport) -> go.Figure:
-    """The learned s per task, grouped by layer (tasks that learn no mix are left out); each bar's value inside its
-    top end, the equal-weights line behind the bars (so the line crosses no value)."""
-    fig = go.Figure()
-    for task, result in mixing_tasks(report).items():
-        s = result.s
-        fig.add_trace(go.Bar(x=[f"s_{j} (layer {j})" for j in range(len(s))], y=[round(v, 3) for v in s],
-                             name=plot(task_label(task)), marker_color=task_colour(task),
-                             text=[f"{v:.2f}" for v in s], textposition="auto", insidetextanchor="end",
-                             textfont=dict(size=11),
-                             hovertemplate="%{x}: %{y:.3f}<extra>" + plot(task_label(task)) + "</extra>"))
-    n = max((len(r.s) for r in mixing_tasks(report).values()), default=3)
-    fig.add_hline(y=1 / n, line_dash="dot", line_color="#888", layer="below")
-    height = 380
-    _right_labels(fig, [(1 / n, f"equal 1/{n}")], (0.0, 1.05), height - MARGIN["t"] - 80)
-    fig.update_layout(title="Learned layer weights s (each task's s sums to 1)", barmode="group",
-                      yaxis_range=[0, 1.05], height=height, margin=MARGIN,
-                      legend=dict(orientation="h", y=-0.15))
-    return fig
-
-
 def summary_rows(report: ProbeReport) -> list[dict]:
     """One row per task for a table: ours per layer and mix, baselines, the paper, the data used."""
     rows = []
     for result in report.tasks.values():
         row = {"task": result.title}
-        row.update({f"layer {j}": _pct(v) for j, v in enumerate(result.layers)})
-        row["learned mix"] = _pct(result.mix_learned) if result.has_mix else NONE
+        row.update({f"layer {j}": pct(v) for j, v in enumerate(result.layers)})
+        row["learned mix"] = pct(result.mix_learned) if result.has_mix else NONE
         row["learned s"] = " / ".join(f"{v:.2f}" for v in result.s) if result.has_mix else NONE
-        row["baselines"] = ", ".join(f"{baseline_name(result.task, k)} {_pct(v)}" for k, v in result.baselines.items())
+        row["baselines"] = ", ".join(f"{baseline_name(result.task, k)} {pct(v)}" for k, v in result.baselines.items())
         paper = result.paper
-        row["paper layer 1 / 2"] = f"{_pct(paper.layer_1)} / {_pct(paper.layer_2)}" if paper is not None else NONE
+        row["paper layer 1 / 2"] = f"{pct(paper.layer_1)} / {pct(paper.layer_2)}" if paper is not None else NONE
         row["data used"] = f"{result.data.n_train} train / {result.data.n_test} test"
         rows.append(row)
     return rows
@@ -343,10 +228,14 @@ def _cell(v) -> str:
 def data_notes(report: ProbeReport) -> list[tuple[str, str]]:
     """(title, note) per task for the page's notes: data, split, subsample, the paper's setting, run time.
     Plain text from the results file: the page escapes it."""
+
     def paper(r: TaskResult) -> str:
         return f"Paper: {r.paper.data} ({r.paper.metric})." if r.paper is not None else "The paper has no such probe."
-    return [(r.title, f"{r.data.source}; split {r.data.split}; {r.data.subsample}. {paper(r)} Run time {r.seconds} s.")
-            for r in report.tasks.values()]
+
+    return [
+        (r.title, f"{r.data.source}; split {r.data.split}; {r.data.subsample}. {paper(r)} Run time {r.seconds} s.")
+        for r in report.tasks.values()
+    ]
 
 
 CHARTS_PER_ROW = 2  # task charts side by side: three are too narrow at 1,024 px (titles and labels cut)
@@ -355,7 +244,7 @@ CHARTS_PER_ROW = 2  # task charts side by side: three are too narrow at 1,024 px
 def chart_rows(report: ProbeReport, per_row: int = CHARTS_PER_ROW) -> list[list[tuple[str, TaskResult]]]:
     """The report's (task, result) pairs in rows of at most ``per_row``, for the page's task charts."""
     items = list(report.tasks.items())
-    return [items[i:i + per_row] for i in range(0, len(items), per_row)]
+    return [items[i : i + per_row] for i in range(0, len(items), per_row)]
 
 
 def mixing_tasks(report: ProbeReport) -> dict[str, TaskResult]:

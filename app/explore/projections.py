@@ -1,18 +1,18 @@
 """The contexts map's 2-D projections: PCA, UMAP (compiled once, warm-started) and t-SNE, aligned from move to move
 with Procrustes so that the points move instead of jumping (no Streamlit here)."""
+
 from __future__ import annotations
 
-from dataclasses import dataclass
 import os
 import sys
 import threading
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from app.explore.blas import one_blas_thread
 from app.explore.neighbours import cosine_distances
-
 
 MAX_CONTEXT_POINTS = 1500  # grey context tokens drawn on the map
 MIN_POINTS_FOR_MAP = 3  # a 2-D projection of fewer points means nothing
@@ -24,7 +24,9 @@ PROJECTIONS = ("auto", "pca", "umap", "tsne")
 PROJECTION_NAMES = {"auto": "auto (PCA or UMAP)", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
 # The maps are seeded so that a link draws the same map anywhere; UMAP then runs on one thread and says so on every
 # fit, which fills a teacher's console with a warning about a choice made on purpose.
-warnings.filterwarnings("ignore", message=r"n_jobs value .* overridden to 1 by setting random_state", category=UserWarning)
+warnings.filterwarnings(
+    "ignore", message=r"n_jobs value .* overridden to 1 by setting random_state", category=UserWarning
+)
 _UMAP_LOCK = threading.Lock()  # numba's default threading layer breaks when several threads run UMAP at once
 _UMAP_IMPORT_LOCK = threading.Lock()
 NUMBA_CACHE_SUBDIR = "numba-cache"  # under the virtual environment: where `make app` puts UMAP's compiled code
@@ -48,8 +50,8 @@ def import_umap():
     umap-learn marks one of its ~130 numba functions ``cache=True`` (pynndescent most of its own), so numba's
     cache alone kept the first fit in every process at 11-13 s of compiling on 2 idle cores. During this import
     ``numba.njit`` defaults to ``cache=True``: the first fit then reads the compiled code from the cache that
-    ``UmapWarmUp.run_now`` (`make app`, the Docker build) filled: import and first fit 2-3 s in a fresh process
-    instead of about 40 s with an empty cache. numba keys the cache by each source file's stamp and the CPU, so an
+    ``app.serving.warm_up.UmapWarmUp.run_now`` (`make app`, the Docker build) filled: import and first fit 2-3 s
+    in a fresh process instead of about 40 s with an empty cache. numba keys the cache by each source file's stamp and the CPU, so an
     upgraded package or another machine compiles again (once). A function numba cannot cache (a closure) is
     compiled as before.
     """
@@ -62,6 +64,7 @@ def import_umap():
         if folder and not os.environ.get("NUMBA_CACHE_DIR") and "numba" not in sys.modules:
             os.environ["NUMBA_CACHE_DIR"] = folder  # read when numba is imported
         import numba
+
         if folder and not numba.config.CACHE_DIR:  # numba was imported before: tell it now
             numba.config.CACHE_DIR = folder
         plain = numba.njit
@@ -80,68 +83,6 @@ def import_umap():
         return umap
 
 
-class UmapWarmUp:
-    """UMAP's import and first fits in a fresh process: 'off', 'warming', 'ready' or 'failed'.
-
-    Started once per server process in a background thread (``app.serving.resources.umap_warm_up``), and run once at
-    install by `make app` and the Docker build (``run_now``), which fills numba's on-disk cache: the warm-up then
-    takes about 3 s instead of about 40 s. The maps never depend on this state ("auto" is UMAP from
-    ``MIN_POINTS_FOR_UMAP`` points, always): a UMAP map asked for while it is 'warming' waits for it (the page's
-    spinner says so), and 'failed' only says why every UMAP map falls back to PCA.
-    """
-
-    def __init__(self):
-        self.state = "off"
-        self.error = ""
-        self.seconds = 0.0
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> "UmapWarmUp":
-        if self._thread is None:
-            from app.serving import background
-            self.state = "warming"
-            self._thread = background.start(self._run, "umap-warm-up")
-        return self
-
-    def run_now(self) -> "UmapWarmUp":
-        """Warm up in the calling thread (`make app`, the Docker build, tests)."""
-        self.state = "warming"
-        self._run()
-        return self
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until a started warm-up ended (tests); True when ready."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return self.state == "ready"
-
-    def _run(self) -> None:
-        import time
-
-        from app.serving import background
-        start = time.perf_counter()
-        try:
-            rng = np.random.default_rng(0)
-            x = rng.normal(size=(40, 16)).astype(np.float32)
-            background.check()
-            first = _umap_fit(x, seed=0, init=None)
-            background.check()
-            _umap_fit(x, seed=0, init=first)  # the warm-started path as well
-            self.state = "ready"
-        except background.Stopped:  # the process is exiting
-            self.state = "off"
-            return
-        except Exception as err:  # umap missing or broken: every UMAP map falls back to PCA and says so
-            self.state, self.error = "failed", f"{type(err).__name__}: {err}"
-        self.seconds = time.perf_counter() - start
-        if background.stopping():
-            return
-        try:  # t-SNE's first fit in a process loads and initialises its extension (seconds): do it here too
-            tsne_fit(l2_normalise(np.random.default_rng(0).normal(size=(40, 16)).astype(np.float32)), 0)
-        except Exception:  # t-SNE then pays it on first use; nothing else depends on it
-            pass
-
-
 def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
     import warnings
 
@@ -156,9 +97,15 @@ def _umap_fit(x: np.ndarray, seed: int, init: np.ndarray | None) -> np.ndarray:
         data, metric = cosine_distances(x), "precomputed"
     with _UMAP_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reducer = umap.UMAP(n_components=2, n_neighbors=max(2, min(15, n - 1)), min_dist=0.1, metric=metric,
-                            random_state=seed, init="pca" if init is None else init,
-                            n_epochs=None if init is None else 60)
+        reducer = umap.UMAP(
+            n_components=2,
+            n_neighbors=max(2, min(15, n - 1)),
+            min_dist=0.1,
+            metric=metric,
+            random_state=seed,
+            init="pca" if init is None else init,
+            n_epochs=None if init is None else 60,
+        )
         return reducer.fit_transform(data).astype(np.float64)
 
 
@@ -179,12 +126,19 @@ def tsne_fit(x: np.ndarray, seed: int, init: np.ndarray | None = None) -> tuple[
     """
     from sklearn.manifold import TSNE
     from threadpoolctl import threadpool_limits
+
     n = len(x)
     perplexity = float(min(30.0, max(2.0, (n - 1) / 3)))
     warm = init is not None
-    tsne = TSNE(n_components=2, perplexity=perplexity, metric="cosine", random_state=seed,
-                init=init.astype(np.float32) if warm else "pca", early_exaggeration=1.0 if warm else 12.0,
-                max_iter=TSNE_WARM_ITER if warm else TSNE_MAX_ITER)
+    tsne = TSNE(
+        n_components=2,
+        perplexity=perplexity,
+        metric="cosine",
+        random_state=seed,
+        init=init.astype(np.float32) if warm else "pca",
+        early_exaggeration=1.0 if warm else 12.0,
+        max_iter=TSNE_WARM_ITER if warm else TSNE_MAX_ITER,
+    )
     with threadpool_limits(limits=1):  # OpenMP and BLAS
         coords = tsne.fit_transform(x).astype(np.float64)
     return coords, int(tsne.n_iter_)
@@ -249,7 +203,7 @@ def procrustes_align(coords: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """
     mu_c, mu_r = coords.mean(axis=0), reference.mean(axis=0)
     c, r = coords - mu_c, reference - mu_r
-    norm = float((c ** 2).sum())
+    norm = float((c**2).sum())
     if norm == 0.0 or not np.isfinite(norm):
         return coords
     u, s, vt = np.linalg.svd(c.T @ r)
@@ -304,8 +258,11 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
     if chosen == "tsne" and n < 5:
         chosen, note = "pca", f"t-SNE needs at least 5 points; showing PCA for {n}."
     if float(np.ptp(x, axis=0).max()) == 0.0:
-        return Projection(np.zeros((n, 2)), "pca", "All points have the same vector (e.g. layer 0 alone for one "
-                          "spelling): they sit on one spot.")
+        return Projection(
+            np.zeros((n, 2)),
+            "pca",
+            "All points have the same vector (e.g. layer 0 alone for one spelling): they sit on one spot.",
+        )
     # UMAP and t-SNE would scatter identical vectors (layer 0: every occurrence of a spelling) around their spot;
     # they are fitted on the distinct vectors, and each occurrence takes its vector's place. (PCA keeps every row,
     # so a repeated vector still weighs as often as it occurs.)
@@ -314,8 +271,13 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
     fit_x, fit_previous = x, previous
     if chosen in ("umap", "tsne") and len(distinct) < n:
         if len(distinct) < (4 if chosen == "umap" else 5):
-            chosen, note = "pca", (f"Only {len(distinct)} distinct vectors among the {n} points (identical ones share "
-                                   f"a spot): showing PCA.")
+            chosen, note = (
+                "pca",
+                (
+                    f"Only {len(distinct)} distinct vectors among the {n} points (identical ones share "
+                    f"a spot): showing PCA."
+                ),
+            )
         else:
             fit_x, fit_previous = distinct, None if previous is None else previous[first]
     if chosen == "pca":

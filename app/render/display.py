@@ -1,65 +1,17 @@
-"""Text the explorer shows, without Streamlit: counts with their plural, and concordance lines.
+"""Concordance lines as the explorer shows them, without Streamlit: an HTML table and a short HTML list.
 
 A concordance line (keyword in context, KWIC) puts the left context right-aligned against the target, the
 target, then the right context, so the target is always visible and stands in one column, whatever the
 width: the contexts are cut at token boundaries to a character budget (with "…"), and the HTML table clips
 the left context on its left side and the right context on its right side when the column is narrower still.
 """
+
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-ELLIPSIS = "…"
-
-
-def plural(n: int, singular: str, plural_form: str | None = None) -> str:
-    """``"1 occurrence"``, ``"2 occurrences"``, ``"1,200 sentences"``."""
-    word = singular if n == 1 else (plural_form or singular + "s")
-    return f"{n:,} {word}"
-
-
-@dataclass(frozen=True)
-class Kwic:
-    """One concordance line: left context, the target token as written, right context."""
-
-    left: str
-    target: str
-    right: str
-
-    def plain(self) -> str:
-        """One line of plain text with the target in «»."""
-        return f"{self.left} «{self.target}» {self.right}".strip()
-
-
-def kwic(tokens: Sequence[str], position: int, left_chars: int = 60, right_chars: int = 60) -> Kwic:
-    """The sentence around ``tokens[position]``: whole tokens up to ``left_chars`` characters on the left and
-    ``right_chars`` on the right (with "…" where tokens were left out). The target is always whole.
-
-    Raises: IndexError when ``position`` is not a token index.
-    """
-    if not 0 <= position < len(tokens):
-        raise IndexError(f"token {position} of a sentence with {len(tokens)} tokens")
-    left: list[str] = []
-    used = 0
-    for tok in reversed(tokens[:position]):
-        if used + len(tok) + 1 > left_chars:
-            # a nearest token longer than the budget keeps its end; otherwise the cut tokens become "…"
-            left.insert(0, ELLIPSIS if left else ELLIPSIS + tok[-max(left_chars - 1, 1):])
-            break
-        left.insert(0, tok)
-        used += len(tok) + 1
-    right: list[str] = []
-    used = 0
-    for tok in tokens[position + 1:]:
-        if used + len(tok) + 1 > right_chars:
-            right.append(ELLIPSIS if right else tok[:max(right_chars - 1, 1)] + ELLIPSIS)
-            break
-        right.append(tok)
-        used += len(tok) + 1
-    return Kwic(" ".join(left), tokens[position], " ".join(right))
-
+from app.explore.text import ELLIPSIS, Kwic
 
 CSS = """
 <style>
@@ -84,8 +36,12 @@ table.kwic td.c{font-variant-numeric:tabular-nums;text-align:right}
 """
 
 
-def kwic_table(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence[str]]] = (),
-               max_height_px: int | None = None, caption: str = "") -> str:
+def kwic_table(
+    lines: Sequence[Kwic],
+    columns: Sequence[tuple[str, str, Sequence[str]]] = (),
+    max_height_px: int | None = None,
+    caption: str = "",
+) -> str:
     """An HTML concordance table: optional leading columns, then left context | target | right context.
 
     Args:
@@ -100,7 +56,9 @@ def kwic_table(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence
     col_defs = [f'<col style="width:{max(widths.get(kind, 10), len(head) + 2)}ch">' for head, kind, _ in columns]
     col_defs += ['<col style="width:50%">', f'<col style="width:{target_ch}ch">', '<col style="width:50%">']
     head = "".join(f"<th>{html.escape(h)}</th>" for h, _, _ in columns)
-    head += '<th style="text-align:right">left context</th><th style="text-align:center">word</th><th>right context</th>'
+    head += (
+        '<th style="text-align:right">left context</th><th style="text-align:center">word</th><th>right context</th>'
+    )
     rows = []
     for i, line in enumerate(lines):
         cells = []
@@ -121,9 +79,11 @@ def kwic_table(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence
     # A scrolling table keeps its header in a table of its own above the scrolling body (same columns, same
     # scrollbar gutter), not a sticky header: a sticky one needs an opaque background, and no colour fits
     # both Streamlit's light and dark themes.
-    return (f'{CSS}<div class="kwic-wrap"><div class="kwic-head"><table class="kwic">{cap}{colgroup}{thead}</table>'
-            f'</div><div class="kwic-body" style="max-height:{int(max_height_px)}px"><table class="kwic">{colgroup}'
-            f"{tbody}</table></div></div>")
+    return (
+        f'{CSS}<div class="kwic-wrap"><div class="kwic-head"><table class="kwic">{cap}{colgroup}{thead}</table>'
+        f'</div><div class="kwic-body" style="max-height:{int(max_height_px)}px"><table class="kwic">{colgroup}'
+        f"{tbody}</table></div></div>"
+    )
 
 
 LIST_CSS = """
@@ -154,9 +114,14 @@ def kwic_list(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence[
     target. A table's clipped contexts would leave a few letters there. Every value is escaped."""
     rows = []
     for i, line in enumerate(lines):
-        lead = "".join(f'<span class="{kind}">{html.escape(str(values[i]))}</span>' for _, kind, values in columns
-                       if str(values[i]))
-        rows.append(f"<div>{lead}{html.escape(_clip(line.left, chars, keep_end=True))} "
-                    f"<mark>{html.escape(line.target)}</mark> {html.escape(_clip(line.right, chars, keep_end=False))}"
-                    "</div>")
+        lead = "".join(
+            f'<span class="{kind}">{html.escape(str(values[i]))}</span>'
+            for _, kind, values in columns
+            if str(values[i])
+        )
+        rows.append(
+            f"<div>{lead}{html.escape(_clip(line.left, chars, keep_end=True))} "
+            f"<mark>{html.escape(line.target)}</mark> {html.escape(_clip(line.right, chars, keep_end=False))}"
+            "</div>"
+        )
     return f'{LIST_CSS}<div class="kwl">{"".join(rows)}</div>'

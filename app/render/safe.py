@@ -7,16 +7,17 @@ labels, ``st.table`` cells), and through ``plot`` before it reaches plotly text 
 names in the legend, tick labels, hover text, titles), and through ``vega`` before it reaches a Vega-Lite chart
 (the contexts map: text drawn as text, the tooltip escaped by Vega). Plain-text places (dataframes, ``st.text``,
 selectbox options, ``st.code``) need neither. A message that quotes a user's word or label puts it through
-``visible`` first, so an invisible character in it (a zero-width space) shows as its escape instead of vanishing.
-A message of the library that names the server's folders goes through ``hide_paths`` before a visitor sees it,
+``app.explore.text.visible`` first, so an invisible character in it (a zero-width space) shows as its escape instead of vanishing.
+A message of the library that names the server's folders goes through ``app.explore.text.hide_paths`` before a visitor sees it,
 unless the operator allows server paths (``ELMO_EXPLORER_ALLOW_SERVER_PATHS=1``).
 """
+
 from __future__ import annotations
 
 import html
 import re
 
-from elmo_core.data.text import clean_line
+from elmo_core import clean_line
 
 # Every ASCII punctuation character may be backslash-escaped in CommonMark, and each of these starts some
 # markdown construct in Streamlit: emphasis, links and images, code, headings, lists, tables, HTML,
@@ -51,30 +52,6 @@ def md_with_code(text: object) -> str:
     if len(parts) % 2 == 0:
         return md(text)
     return "".join(md(part) if k % 2 == 0 else f"`{part}`" for k, part in enumerate(parts))
-
-
-def visible(text: object) -> str:
-    """``text`` with every character that shows nothing or not itself (the ones Python's ``str.isprintable``
-    refuses: control and format characters such as a zero-width space, line separators, no-break spaces) written
-    as its escape, as ``repr`` writes it (``"ba\\u200bnk"``, ``"a\\tb"``), so a message that quotes a user's
-    word or label shows why it differs from one that looks the same. Plain text: ``md`` it for markdown."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-
-
-# An absolute path at the start of a word: "/home/x/data", "~/data", "C:\data" (up to a space, comma, semicolon,
-# closing bracket or quote: the separators of the library's "looked in A, B, C" lists).
-_SERVER_PATH = re.compile(r"""(?:(?<=^)|(?<=[\s('"=]))(?:~?/|[A-Za-z]:\\)[^\s,;)'"]*""")
-_LOOKED_IN = re.compile(r"\s*\(looked in [^)]*\)")
-
-
-def hide_paths(text: object) -> str:
-    """A message of the library for a visitor who may not see the server's folders: the "(looked in ...)" list of a
-    missing dataset's message becomes " on this server", and any other absolute path "…". Relative paths (the
-    project's own ``data/probes/``) and commands stay. Plain text: ``md`` or ``md_with_code`` it for markdown."""
-    return _SERVER_PATH.sub("…", _LOOKED_IN.sub(" on this server", str(text)))
 
 
 def plot(text: object) -> str:

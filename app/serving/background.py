@@ -17,6 +17,7 @@ read), a server that Streamlit stopped exits at once with its exit code 0 (``os.
 that would abort; any other process waits for the work in progress (``EXIT_WAIT_MAX_S`` at most), since its exit
 code is its own.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -69,6 +70,71 @@ def start(target: Callable[[], None], name: str) -> threading.Thread:
     return thread
 
 
+class Job:
+    """A piece of work run once, in a background thread of this module (``start``) or in the caller's (``run_now``).
+
+    ``state`` goes from ``IDLE`` to ``RUNNING``, then "ready", "failed" (``error``: "Type: message") or ``STOPPED``
+    (the process began to exit); ``seconds``: how long ``work`` ran (ready or failed). A subclass names its thread
+    (``NAME``), may rename the idle/running/stopped states, and implements ``work``, which calls ``check()`` between
+    chunks; ``in_background`` tells it where it runs.
+    """
+
+    NAME = "background-job"
+    IDLE, RUNNING, STOPPED = "waiting", "running", "stopped"
+
+    def __init__(self):
+        self.state = self.IDLE
+        self.error = ""
+        self.seconds = 0.0
+        self._thread: threading.Thread | None = None
+        self._job_lock = threading.Lock()
+
+    def work(self, in_background: bool) -> None:
+        raise NotImplementedError
+
+    def then(self) -> None:
+        """Work after ``work`` ended (ready or failed) unless the process is exiting: not timed, its failures not
+        the job's (default: nothing)."""
+
+    def start(self):
+        """Start the work in a background thread (once; later calls do nothing). Returns self."""
+        with self._job_lock:
+            if self._thread is None and self.state == self.IDLE:
+                self.state = self.RUNNING
+                self._thread = start(lambda: self._execute(True), self.NAME)
+        return self
+
+    def run_now(self):
+        """Do the work in the calling thread (the install step, tests, benchmarks). Returns self."""
+        self.state = self.RUNNING
+        self._execute(False)
+        return self
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until a started job ended, at most ``timeout`` seconds; True when it is ready."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.state == "ready"
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    def _execute(self, in_background: bool) -> None:
+        begin = time.perf_counter()
+        try:
+            self.work(in_background)
+            self.state = "ready"
+        except Stopped:  # never inside native code when the interpreter is torn down
+            self.state = self.STOPPED
+            return
+        except Exception as err:  # a job's failure must not take the page down: the page says why
+            self.state, self.error = "failed", f"{type(err).__name__}: {err}"
+        self.seconds = time.perf_counter() - begin
+        if not stopping():
+            self.then()
+
+
 def _to_join() -> list[threading.Thread]:
     me = threading.current_thread()
     with _lock:
@@ -107,16 +173,18 @@ def _at_exit() -> None:
     if not left:
         return
     if _server_stopped():
-        print(f"ELMo Explorer: {_names(left)} still running {EXIT_WAIT_S:.0f} s after the stop; exiting without "
-              "waiting for it.", file=sys.stderr)
+        print(
+            f"ELMo Explorer: {_names(left)} still running {EXIT_WAIT_S:.0f} s after the stop; exiting without "
+            "waiting for it.",
+            file=sys.stderr,
+        )
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:
                 pass
         os._exit(0)
-    print(f"ELMo Explorer: waiting for {_names(left)} to finish the work in progress before exiting.",
-          file=sys.stderr)
+    print(f"ELMo Explorer: waiting for {_names(left)} to finish the work in progress before exiting.", file=sys.stderr)
     left = stop_all(EXIT_WAIT_MAX_S - EXIT_WAIT_S)
     if left:
         log.warning("%s still running %.0f s after the process began to exit", _names(left), EXIT_WAIT_MAX_S)

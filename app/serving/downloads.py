@@ -1,14 +1,15 @@
 """Published ELMo models downloaded from the model panel, in the background: one download per model per server
 process, whatever the number of sessions, readable by all of them.
 
-``Downloads.start(name)`` starts a thread that runs ``elmo_core.model.published.download`` (timeouts, retries,
+``Downloads.start(name)`` starts a thread that runs ``elmo_core.download`` (timeouts, retries,
 resume, every file checked before it is kept, and a file lock per model so that several server processes end
 with one copy), or joins the one that is running. ``Downloads.get(name)`` returns a snapshot of its progress
 (``DownloadState``) that any session may draw. When it ends the model is in the cache, so the model panel
 offers it like any other cached model; a failed download keeps its one-line error until the next start.
 
-No Streamlit import: ``app.serving.resources`` keeps one ``Downloads`` per server process.
+No Streamlit import: ``app.serving.published`` keeps one ``Downloads`` per server process.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,6 +33,7 @@ def size_text(n: int) -> str:
 class DownloadState:
     """One download as a session sees it: the file being fetched and its bytes (``total`` None until the server
     said), ``waiting`` while another process holds the model's lock, ``error`` (one line) or ``finished``."""
+
     name: str
     file: str = ""
     done: int = 0
@@ -71,7 +73,7 @@ class DownloadState:
         return f"{line} ({self.notice})" if self.notice else line
 
 
-# fetch(name, progress=..., on_wait=..., notice=...): elmo_core.model.published.download with its other arguments fixed
+# fetch(name, progress=..., on_wait=..., notice=...): elmo_core.download with its other arguments fixed
 Fetch = Callable[..., object]
 
 
@@ -102,8 +104,9 @@ class Downloads:
             if state is not None and state.running:
                 return state
             state = self._states[name] = DownloadState(name)
-            thread = self._threads[name] = threading.Thread(target=self._run, args=(name,), daemon=True,
-                                                            name=f"elmo-download-{name}")
+            thread = self._threads[name] = threading.Thread(
+                target=self._run, args=(name,), daemon=True, name=f"elmo-download-{name}"
+            )
         thread.start()
         return state
 
@@ -124,8 +127,12 @@ class Downloads:
             self._update(name, file=file, done=done, total=total, waiting=False)
 
         try:
-            self._fetch(name, progress=progress, on_wait=lambda: self._update(name, waiting=True),
-                        notice=lambda line: self._update(name, notice=line))
+            self._fetch(
+                name,
+                progress=progress,
+                on_wait=lambda: self._update(name, waiting=True),
+                notice=lambda line: self._update(name, notice=line),
+            )
         except Exception as err:  # noqa: BLE001 - every failure becomes the line the panel shows
             self._update(name, error=one_line(err), waiting=False)
         else:
@@ -142,6 +149,6 @@ def one_line(err: BaseException) -> str:
 
 
 def _library_fetch(name: str, **callbacks) -> object:
-    from elmo_core.model.published import download
+    from elmo_core import download
 
     return download(name, **callbacks)  # the cache and the base URL: $ELMO_CORE_CACHE, $ELMO_CORE_BASE_URL

@@ -1,5 +1,5 @@
 """The server's memory for biLMs: the models users load, and the working memory of every biLM call. No Streamlit
-here (``app.serving.resources`` keeps one ``ModelRegistry`` and one ``WorkingMemory`` per server process and knows the
+here (``app.serving.limits`` keeps one ``ModelRegistry`` and one ``WorkingMemory`` per server process and knows the
 sessions); docs/INPUT_RULES.md gives the limits and the measured figures.
 
 * **Loaded models** (``ModelRegistry``, ``ELMO_EXPLORER_MODEL_MB``). A model's bytes are reserved *before* it is
@@ -8,7 +8,7 @@ sessions); docs/INPUT_RULES.md gives the limits and the measured figures.
   all got in against a limit that fitted one. A session's current model stays counted until its new one is in
   (it is still in memory while the new one loads, and stays the session's model when the new one fails).
 * **Working memory** (``WorkingMemory``, ``ELMO_EXPLORER_WORK_MB``). A biLM call's memory grows with its token
-  positions (``BiLMConfig.inference_bytes``), not with the parameter count: the review's wide model (5.2M parameters,
+  positions (``BiLMConfig.inference_bytes``), not with the parameter count: the wide model (5.2M parameters,
   LSTM cells of 16,384) took a server from 1.2 to 3.0 GB (peak 3.5) in its layer-0 pass. The page's largest call is
   ``CALL_SENTENCES`` sentences of ``explore.MAX_TOKENS_PER_LINE`` tokens; a user's model whose call of that size
   would need more than the limit is refused before it is read (``work_problem``). Every call the app makes is
@@ -16,6 +16,7 @@ sessions); docs/INPUT_RULES.md gives the limits and the measured figures.
   limit, which the operator chose and which is not refused), and takes its bytes from the limit shared by all
   sessions and the background vocabulary pass, waiting while other calls hold them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.explore.inputs import MAX_TOKENS_PER_LINE
-from elmo_core.model.embedder import TYPE_VECTOR_MEMORY
+from elmo_core import TYPE_VECTOR_MEMORY
 
 MB = 2**20
 # Sentences in one biLM call of the page: the activation cache embeds a chunk of this many at a time.
@@ -54,11 +55,12 @@ def model_bytes(module) -> int:
 
 
 def config_model_bytes(config) -> int:
-    """``model_bytes`` of the float32 BiLM that ``config`` (``elmo_core.model.config.BiLMConfig``) describes, computed
+    """``model_bytes`` of the float32 BiLM that ``config`` (``elmo_core.BiLMConfig``) describes, computed
     before it exists: the model is built on PyTorch's meta device, which allocates nothing."""
     import torch
 
-    from elmo_core.model.bilm import BiLM
+    from elmo_core import BiLM
+
     with torch.device("meta"):
         return model_bytes(BiLM(config))
 
@@ -79,7 +81,7 @@ class Reservation:
 
 @dataclass
 class _Slot:
-    model: object  # app.serving.resources.LoadedModel
+    model: object  # app.serving.startup.LoadedModel
     nbytes: int
     owners: dict  # session id -> (shown name, source) of that session's load
     last_used: dict  # session id -> time.monotonic() of that session's last run with the model
@@ -97,8 +99,13 @@ class ModelRegistry:
     with the figures.
     """
 
-    def __init__(self, max_bytes: int, idle_seconds: float = 20 * 60, clock: Callable[[], float] | None = None,
-                 is_active: Callable[[str], bool] | None = None):
+    def __init__(
+        self,
+        max_bytes: int,
+        idle_seconds: float = 20 * 60,
+        clock: Callable[[], float] | None = None,
+        is_active: Callable[[str], bool] | None = None,
+    ):
         self.max_bytes = max_bytes
         self.idle_seconds = idle_seconds
         self._clock = clock or time.monotonic
@@ -166,8 +173,10 @@ class ModelRegistry:
                 room (the message gives the figures, and says so when the session's own model is what is in the way).
         """
         if nbytes > self.max_bytes:
-            raise ModelBudgetError(f"this model needs {megabytes(nbytes)} MB, more than this server allows for a "
-                                   f"loaded model ({megabytes(self.max_bytes)} MB, ELMO_EXPLORER_MODEL_MB)")
+            raise ModelBudgetError(
+                f"this model needs {megabytes(nbytes)} MB, more than this server allows for a "
+                f"loaded model ({megabytes(self.max_bytes)} MB, ELMO_EXPLORER_MODEL_MB)"
+            )
         with self._lock:
             own = self._slots.get(self._by_session.get(session, ""))
             now = self._clock()
@@ -178,9 +187,11 @@ class ModelRegistry:
                 if slot is own or not self._evictable(slot, now):
                     continue
                 for owner, (name, _) in slot.owners.items():
-                    self._notices[owner] = (f"Your model “{name}” was unloaded to make room for another user's "
-                                            f"model (you had not used it for {self.idle_seconds / 60:.0f} minutes); "
-                                            "back to the startup model. Load it again to use it.")
+                    self._notices[owner] = (
+                        f"Your model “{name}” was unloaded to make room for another user's "
+                        f"model (you had not used it for {self.idle_seconds / 60:.0f} minutes); "
+                        "back to the startup model. Load it again to use it."
+                    )
                     self._by_session.pop(owner, None)
                 del self._slots[old]
                 used -= slot.nbytes
@@ -190,11 +201,13 @@ class ModelRegistry:
                     raise ModelBudgetError(
                         f"this model needs {megabytes(nbytes)} MB and your current model holds {megabytes(mine)} of "
                         f"this server's {megabytes(self.max_bytes)} MB for loaded models until the new one is in; "
-                        "press “Back to the startup model” first, then load this one.")
+                        "press “Back to the startup model” first, then load this one."
+                    )
                 raise ModelBudgetError(
                     f"the server's memory for loaded models is in use by other sessions ({megabytes(used)} of "
                     f"{megabytes(self.max_bytes)} MB, counting models being loaded; this model needs "
-                    f"{megabytes(nbytes)} MB). Try again later, or use a smaller model.")
+                    f"{megabytes(nbytes)} MB). Try again later, or use a smaller model."
+                )
             reservation = Reservation(session, key, nbytes)
             self._reserved.append(reservation)
             return reservation
@@ -211,9 +224,8 @@ class ModelRegistry:
                 return held.nbytes
         return 0
 
-    def claim(self, session: str, model, name: str, source: str,
-              reservation: Reservation | None = None) -> object:
-        """Make ``model`` (an ``app.serving.resources.LoadedModel``, loaded, or known by its key) this session's model,
+    def claim(self, session: str, model, name: str, source: str, reservation: Reservation | None = None) -> object:
+        """Make ``model`` (an ``app.serving.startup.LoadedModel``, loaded, or known by its key) this session's model,
         shown as ``name``; its reservation's bytes become the model's. The session's previous model is released.
 
         Raises:
@@ -229,7 +241,8 @@ class ModelRegistry:
                     raise ModelBudgetError(
                         f"this model needs {megabytes(nbytes)} MB and the server's memory for loaded models has "
                         f"{megabytes(max(self.max_bytes - self._used(), 0))} MB free. Try again later, or use a "
-                        "smaller model.")
+                        "smaller model."
+                    )
                 slot = _Slot(model, nbytes, {}, {})
             if self._by_session.get(session) != model.key:
                 self._release(session)
@@ -246,8 +259,7 @@ class ModelRegistry:
             slot = self._slots.get(key)
         return None if slot is None else self.claim(session, slot.model, name, source)
 
-    def load(self, session: str, key: str, nbytes: int, build: Callable[[], object], name: str,
-             source: str) -> object:
+    def load(self, session: str, key: str, nbytes: int, build: Callable[[], object], name: str, source: str) -> object:
         """This session's model ``key``, shown as ``name``: the copy in memory when there is one, else
         ``nbytes`` reserved, ``build()`` run (outside the registry's lock: other keys load meanwhile; a second
         load of this key waits, then shares the copy) and the model claimed. A ``build`` that raises gives the
@@ -302,10 +314,12 @@ class WorkingMemory:
         need = self.call_bytes(config)
         if need <= self.max_bytes:
             return ""
-        return (f"this model needs about {megabytes(need)} MB of working memory for one biLM call of the page "
-                f"({CALL_SENTENCES} sentences of {MAX_TOKENS_PER_LINE} tokens, "
-                f"{config.inference_bytes(1) / 2**10:,.0f} KB a token position), more than this server allows "
-                f"({megabytes(self.max_bytes)} MB, ELMO_EXPLORER_WORK_MB)")
+        return (
+            f"this model needs about {megabytes(need)} MB of working memory for one biLM call of the page "
+            f"({CALL_SENTENCES} sentences of {MAX_TOKENS_PER_LINE} tokens, "
+            f"{config.inference_bytes(1) / 2**10:,.0f} KB a token position), more than this server allows "
+            f"({megabytes(self.max_bytes)} MB, ELMO_EXPLORER_WORK_MB)"
+        )
 
     def positions(self, config) -> int:
         """Token positions one call of this model may hold: ``CALL_POSITIONS``, or as many as fit ``max_bytes``

@@ -1,24 +1,24 @@
 """Layer-0 vectors of a real vocabulary, for the explorer's context-free "nearest word types": computed once
-per model in a background thread, then searched by cosine. No Streamlit here (``app.serving.resources`` keeps one
+per model in a background thread, then searched by cosine. No Streamlit here (``app.serving.jobs`` keeps one
 ``TypeVectorStore`` per server process).
 
 Layer 0 is context-free (the character CNN, highway and projection of the word alone), so a word type has
 one layer-0 vector and its nearest types over the corpus's 50,000 most frequent words are the GloVe-like
 column of the ELMo paper's Table 4. Dims: V vocabulary words, D = 2P.
 """
+
 from __future__ import annotations
 
 import collections
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from app.serving import background
 from app.explore.neighbours import cosine_neighbours
 from app.render.safe import md
+from app.serving import background
 
 BACKGROUND_NICE = 10  # added to the server's nice value for the vocabulary's thread
 CHUNK = 2048  # words per biLM call: progress moves often, and a chunk never holds the CPU for long
@@ -36,78 +36,45 @@ def _lower_priority() -> None:
         pass
 
 
-class TypeVectors:
+class TypeVectors(background.Job):
     """The layer-0 vectors of ``words`` for one model. state: "waiting", "running", "ready", "failed" or
     "stopped" (the process began to exit: ``app.serving.background``); progress in [0, 1]; seconds: the time the
-    computation took (when ready); error: why it failed.
+    computation took (when ready); error: why it failed. In the background it stops between chunks (``CHUNK``
+    words) and runs at a lower priority than the pages.
 
     Args:
         words: the vocabulary (V distinct word types).
         compute: words -> float32 (len(words), D) layer-0 vectors (``Embedder.type_vectors``).
     """
 
+    NAME = "layer0-type-vectors"
+
     def __init__(self, words: Sequence[str], compute: Callable[[list[str]], np.ndarray]):
+        super().__init__()
         self.words = list(words)
         self._compute = compute
-        self.state = "waiting"
         self.progress = 0.0
-        self.seconds = 0.0
-        self.error = ""
         self._vectors: np.ndarray | None = None  # (V, D) float32, rows scaled to unit length
         self._index = {w: i for i, w in enumerate(self.words)}
         self._memo: collections.OrderedDict = collections.OrderedDict()
-        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def start(self) -> "TypeVectors":
-        """Start the background computation (once; later calls do nothing)."""
-        with self._lock:
-            if self._thread is None and self.state == "waiting":
-                self.state = "running"
-                # app.serving.background: the process waits for it at exit; it stops between chunks (CHUNK words)
-                self._thread = background.start(lambda: self._run(lower_priority=True), "layer0-type-vectors")
-        return self
-
-    def run_now(self) -> "TypeVectors":
-        """Compute in the calling thread (tests, benchmarks)."""
-        self.state = "running"
-        self._run()
-        return self
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until done (tests); True when ready."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return self.state == "ready"
-
-    def _run(self, lower_priority: bool = False) -> None:
-        start = time.perf_counter()
-        if lower_priority:
+    def work(self, in_background: bool) -> None:
+        if in_background:
             _lower_priority()
-        try:
-            # One (V, D) array, filled and scaled in place: chunks, their concatenation and a scaled copy were three
-            # (615 MB at once for the 50,000 words of a model of Original's size, whose vectors are 1,024 wide).
-            vectors = np.zeros((0, 0), np.float32)
-            for first in range(0, len(self.words), CHUNK):
-                background.check()
-                part = np.asarray(self._compute(self.words[first:first + CHUNK]), dtype=np.float32)
-                if first == 0:
-                    vectors = np.empty((len(self.words), part.shape[1]), np.float32)
-                vectors[first:first + len(part)] = part
-                self.progress = min(1.0, (first + CHUNK) / max(len(self.words), 1))
-            norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]  # no (V, D) temporary, as norm() makes
-            np.divide(vectors, np.where(norms > 0, norms, 1.0), out=vectors)
-            self._vectors = vectors
-            self.seconds = time.perf_counter() - start
-            self.state = "ready"
-        except background.Stopped:  # never inside torch when the interpreter is torn down
-            self.state = "stopped"
-        except Exception as err:  # a broken model must not take the page down: the page says why
-            self.state, self.error = "failed", f"{type(err).__name__}: {err}"
-
-    @property
-    def ready(self) -> bool:
-        return self.state == "ready"
+        # One (V, D) array, filled and scaled in place: chunks, their concatenation and a scaled copy were three
+        # (615 MB at once for the 50,000 words of a model of Original's size, whose vectors are 1,024 wide).
+        vectors = np.zeros((0, 0), np.float32)
+        for first in range(0, len(self.words), CHUNK):
+            background.check()
+            part = np.asarray(self._compute(self.words[first : first + CHUNK]), dtype=np.float32)
+            if first == 0:
+                vectors = np.empty((len(self.words), part.shape[1]), np.float32)
+            vectors[first : first + len(part)] = part
+            self.progress = min(1.0, (first + CHUNK) / max(len(self.words), 1))
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]  # no (V, D) temporary, as norm() makes
+        np.divide(vectors, np.where(norms > 0, norms, 1.0), out=vectors)
+        self._vectors = vectors
 
     def neighbours(self, word: str, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The k vocabulary words nearest to ``query`` (D,), the layer-0 vector of ``word``, by cosine; the
@@ -127,8 +94,10 @@ class TypeVectors:
                 self._memo.move_to_end(key)
                 return self._memo[key]
         own = [self._index[word]] if word in self._index else []
-        found = [(self.words[nb.index], round(nb.similarity, 6))
-                 for nb in cosine_neighbours(query, self._vectors, int(k), own)]
+        found = [
+            (self.words[nb.index], round(nb.similarity, 6))
+            for nb in cosine_neighbours(query, self._vectors, int(k), own)
+        ]
         with self._lock:
             self._memo[key] = found
             while len(self._memo) > 256:
@@ -141,11 +110,15 @@ class TypeVectors:
         if self.state == "ready":
             return f"Searched among the corpus's {n} most frequent word types."
         if self.state == "failed":
-            return (f"The vocabulary's layer-0 vectors failed ({md(self.error)}); searched among the words of your "
-                    "sentences and of the reference sentences shown.")
-        return (f"The corpus's {n} most frequent words are being embedded in the background ({self.progress:.0%}); "
-                "until then, searched among the words of your sentences and of the reference sentences shown. "
-                "Interact again to refresh.")
+            return (
+                f"The vocabulary's layer-0 vectors failed ({md(self.error)}); searched among the words of your "
+                "sentences and of the reference sentences shown."
+            )
+        return (
+            f"The corpus's {n} most frequent words are being embedded in the background ({self.progress:.0%}); "
+            "until then, searched among the words of your sentences and of the reference sentences shown. "
+            "Interact again to refresh."
+        )
 
 
 class TypeVectorStore:
@@ -157,8 +130,9 @@ class TypeVectorStore:
         self._items: collections.OrderedDict[str, TypeVectors] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, model_key: str, words: Sequence[str], compute: Callable[[list[str]], np.ndarray],
-            start: bool = True) -> TypeVectors:
+    def get(
+        self, model_key: str, words: Sequence[str], compute: Callable[[list[str]], np.ndarray], start: bool = True
+    ) -> TypeVectors:
         """This model's vectors (started in the background on first use)."""
         with self._lock:
             item = self._items.get(model_key)

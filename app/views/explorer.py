@@ -1,21 +1,26 @@
 """Explorer page: sentences in, the target word's contextual vectors out (map, neighbours, layers, export).
 
-Widgets and wiring only: the page reads its widgets into ``Controls`` (``app/session/state.py``), calls
-``app.explore.frame.compute_frame`` and draws the frame with the texts ``app/explore/frame.py`` writes for it and the figures of
-``app/render/figures.py``; caches are ``app/serving/resources.py``'s. The page's session keys, its link (URL), the word box and
-what survives a page switch are ``app/session/state.py``'s: every key starts with "explorer_" (private ones with
-"_explorer_"). This file is the page's skeleton (the top, the live fragment, the tabs); its sections and tabs
+Widgets and wiring only: the page reads its widgets into one ``app.explore.controls.Controls``
+(``app.session.widgets.controls_of``), calls ``app.explore.frame.compute_frame`` and draws the frame with the words of
+``app.render.words`` and the charts of ``app.render``; caches are ``app.serving``'s. The page's session keys
+(``app.session.keys``: every key starts with "explorer_", private ones with "_explorer_"), its link
+(``app.session.link``) and the widgets' rules (``app.session.widgets``) are the session part's. This file is the page's skeleton (the top, the live fragment, the tabs); its sections and tabs
 are the modules of ``app/views/explorer_parts/``.
 """
+
 from __future__ import annotations
+
+import dataclasses
 
 import streamlit as st
 
 from app.explore import activations, inputs
-from app.serving import resources
-from app.session import state
-from app.explore.frame import Reference, compute_frame, mix_formula, zero_note
+from app.explore.frame import compute_frame
+from app.explore.frame_neighbours import Reference
 from app.render.safe import md
+from app.render.words import mix_formula, zero_note
+from app.serving import caches, jobs, models
+from app.session import keys, widgets
 from app.views.explorer_parts.common import presenting, ss
 from app.views.explorer_parts.compare_tab import compare_tab
 from app.views.explorer_parts.embedding import embed_lines, reference_table
@@ -28,10 +33,12 @@ from app.views.explorer_parts.senses_tab import senses_tab
 from app.views.explorer_parts.sentences import input_section, occurrences_section, word_section
 from app.views.explorer_parts.similarity_tab import similarity_tab
 
-FRAME = state.FRAME
+FRAME = keys.FRAME
 
-LEAD = ("ELMo gives every word a vector that depends on the sentence around it. Load an example set (or your own "
-        "sentences), pick a word, then move the layer weights beside the map and watch its senses separate (or not).")
+LEAD = (
+    "ELMo gives every word a vector that depends on the sentence around it. Load an example set (or your own "
+    "sentences), pick a word, then move the layer weights beside the map and watch its senses separate (or not)."
+)
 INTRO = """
 Type sentences that use one word in different senses, one per line, optionally with a sense label in front
 (`[river] We sat on the bank.`), or load an example set; pick the word; then see where its occurrences land.
@@ -44,13 +51,15 @@ s_j = softmax(w)_j. For a projector: presentation mode (in the sidebar, or `pres
 
 # ---- the live part: the rail beside the map, and the open tab -------------------------------------------------
 @st.fragment
-def live_view(model: resources.LoadedModel, table: activations.TokenTable, word: str, occurrences: list[inputs.Occurrence]) -> None:
+def live_view(
+    model: models.LoadedModel, table: activations.TokenTable, word: str, occurrences: list[inputs.Occurrence]
+) -> None:
     num_layers = table.num_layers
     # Every control that changes the mix or the map stands in this fragment, so that moving one reruns only
     # the mix, the projection and the open view, not the page (sentences, word, model panel). They stand in a
     # rail beside the map, so that one 1,024 x 768 screen shows every slider and the whole map: the points
     # move where the eye already is, with no scrolling between slider and map.
-    with st.container(key=state.key("live")):  # the rail's width and the map row's reflow: streamlit_app.py
+    with st.container(key=keys.key("live")):  # the rail's width and the map row's reflow: streamlit_app.py
         rail, main = st.columns([1, 3.2], gap="medium")
     with rail:
         weight_notes = weights_section(num_layers)
@@ -63,26 +72,41 @@ def live_view(model: resources.LoadedModel, table: activations.TokenTable, word:
     with main:
         frame_and_tabs(model, table, word, occurrences, weight_notes, formula, share)
     sync_url(num_layers, model)
-    state.remember(ss)
+    widgets.remember(ss)
 
 
-def frame_and_tabs(model: resources.LoadedModel, table: activations.TokenTable, word: str, occurrences: list[inputs.Occurrence],
-                   weight_notes: list, formula, share) -> None:
+def frame_and_tabs(
+    model: models.LoadedModel,
+    table: activations.TokenTable,
+    word: str,
+    occurrences: list[inputs.Occurrence],
+    weight_notes: list,
+    formula,
+    share,
+) -> None:
     """Computes the frame for the current controls, writes s and the formula beside the sliders, then draws the
     share row (into ``share`` when given: the rail) and the open tab."""
     num_layers = table.num_layers
     n = len(occurrences)
-    query, note = state.query_of(ss, n)
+    query, note = widgets.query_of(ss, n)
     if note:
         st.info(md(note))
-    controls = state.controls_of(ss, num_layers, query, n)
+    controls = dataclasses.replace(widgets.controls_of(ss, num_layers), query=query)
     ref, ref_total, ref_note = reference_table(model, word, controls.inflections)
-    with st.spinner(resources.projecting_text(n, controls.projection)):
-        frame = compute_frame(table, occurrences, controls, ss.get(FRAME), model_key=model.key, word=word,
-                              reference=Reference(ref, ref_total, ref_note),
-                              umap_state=resources.umap_warm_up().state, types=resources.type_vectors(model))
+    with st.spinner(jobs.projecting_text(n, controls.projection)):
+        frame = compute_frame(
+            table,
+            occurrences,
+            controls,
+            ss.get(FRAME),
+            clicked=widgets.map_click(ss, n),
+            model_key=model.key,
+            word=word,
+            reference=Reference(ref, ref_total, ref_note),
+            types=jobs.type_vectors(model),
+        )
     ss[FRAME] = frame
-    ss[state.QUERY] = frame.query  # before the selectbox is drawn, so a click moves it
+    ss[keys.QUERY] = frame.query  # before the selectbox is drawn, so a click moves it
     for j, s_j in enumerate(frame.s):
         weight_notes[j].markdown(f"s_{j} = **{s_j:.3f}**")
     formula.markdown(mix_formula(frame.s, controls.gamma))
@@ -90,15 +114,17 @@ def frame_and_tabs(model: resources.LoadedModel, table: activations.TokenTable, 
         st.warning(zero_note(frame))
     with share:
         share_row(model, num_layers)
-    labels = list(state.TABS.values())
-    with st.container(key=state.key("views")):  # a narrow page stacks the views' columns: streamlit_app.py
-        tabs = st.tabs(labels, key=state.TAB, on_change="rerun")
-    views = (lambda: map_and_neighbours(frame, occurrences, table, model.display_name),
-             lambda: neighbours_tab(frame, occurrences, table),
-             lambda: similarity_tab(frame, occurrences),
-             lambda: senses_tab(frame, occurrences, table),
-             lambda: compare_tab(model, table, frame, occurrences),
-             lambda: export_tab(table, occurrences, frame, model))
+    labels = list(keys.TABS.values())
+    with st.container(key=keys.key("views")):  # a narrow page stacks the views' columns: streamlit_app.py
+        tabs = st.tabs(labels, key=keys.TAB, on_change="rerun")
+    views = (
+        lambda: map_and_neighbours(frame, occurrences, table, model.display_name),
+        lambda: neighbours_tab(frame, occurrences, table),
+        lambda: similarity_tab(frame, occurrences),
+        lambda: senses_tab(frame, occurrences, table),
+        lambda: compare_tab(model, table, frame, occurrences),
+        lambda: export_tab(table, occurrences, frame, model),
+    )
     for tab, view in zip(tabs, views):
         with tab:
             if tab.open:
@@ -108,12 +134,12 @@ def frame_and_tabs(model: resources.LoadedModel, table: activations.TokenTable, 
 # ---- page -------------------------------------------------------------------------------------------------
 def main() -> None:
     try:
-        model, _ = resources.current_model()
+        model, _ = models.page_model()
     except Exception as err:
         st.error(f"No model could be loaded: {md(err)}")
         return
     num_layers = model.embedder.num_layers
-    state.init_widgets(ss, num_layers)
+    widgets.init_widgets(ss, num_layers)
     if presenting():
         st.title("ELMo Explorer")
     else:  # the title, a two-line lead and the full introduction behind a button: one row above the sentences
@@ -122,12 +148,13 @@ def main() -> None:
         lead.markdown(LEAD)
         with more.popover("How it works", width="stretch"):
             st.markdown(INTRO)
-    for note in ss.pop(state.LINK_NOTES, None) or []:
+    for note in ss.pop(keys.LINK_NOTES, None) or []:
         st.warning(md(note))
 
     parsed = input_section()
-    lines, note = inputs.fit_budget(parsed.lines, inputs.tokens_in_budget(resources.session_budget_bytes(), num_layers,
-                                                                  model.embedder.dim))
+    lines, note = inputs.fit_budget(
+        parsed.lines, inputs.tokens_in_budget(caches.session_budget_bytes(), num_layers, model.embedder.dim)
+    )
     if note:
         st.warning(note)
     parsed = inputs.ParsedInput(lines, parsed.notes)

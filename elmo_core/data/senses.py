@@ -6,6 +6,7 @@ WordNet (read by ``elmo_core.data.wordnet``): the examples of a synset, credited
 a synset is its lexicographer file (``noun.artifact``, ``verb.motion``, ...). A lemma/POS pair is kept when
 its examples span two or more coarse senses. Data: docs/DATA_SOURCES.md. Nothing here downloads anything.
 """
+
 from __future__ import annotations
 
 import csv
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from elmo_core.model.embedder import Progress, embed_with_progress
+from elmo_core.model.chunked import Progress, embed_with_progress
 from elmo_core.paths import OWN_SENTENCES
 from elmo_core.data.tokenize import tokenize
 from elmo_core.data.wordforms import find_form, word_forms
@@ -50,8 +51,9 @@ class SenseItem:
 
 
 # ---- WordNet --------------------------------------------------------------------------------------------
-def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int = 2,
-                          pos: Iterable[str] = ("n", "v", "a", "r")) -> list[SenseItem]:
+def read_wordnet_examples(
+    wordnet_dir: str | Path | None = None, min_senses: int = 2, pos: Iterable[str] = ("n", "v", "a", "r")
+) -> list[SenseItem]:
     """Sense items from WordNet's example sentences, for lemma/POS pairs with examples in >= ``min_senses``
     coarse senses (lexicographer files).
 
@@ -62,7 +64,7 @@ def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int
 
     Returns: list of SenseItem, sorted by key then source (deterministic).
     Raises: FileNotFoundError when WordNet is missing (message says how to install it).
-    Source: issue 3 item 5; Peters et al. 2018 section 5.3 uses SemCor, which no package ships, so WordNet's
+    Source: Peters et al. 2018 section 5.3 uses SemCor, which no package ships, so WordNet's
     own examples stand in.
     """
     root = find_wordnet_dir(wordnet_dir)
@@ -79,8 +81,9 @@ def read_wordnet_examples(wordnet_dir: str | Path | None = None, min_senses: int
                 if position is None or (lemma, synset.pos, tokens) in seen:
                     continue
                 seen.add((lemma, synset.pos, tokens))
-                items.append(SenseItem(lemma, synset.pos, synset.lexname, tokens, position,
-                                       f"{synset.pos}:{synset.offset}"))
+                items.append(
+                    SenseItem(lemma, synset.pos, synset.lexname, tokens, position, f"{synset.pos}:{synset.offset}")
+                )
     return filter_polysemous(items, min_senses)
 
 
@@ -153,8 +156,9 @@ def subsample_keys(items: Sequence[SenseItem], max_items: int, seed: int = 0) ->
     return [items[i] for i in sorted(picked)]
 
 
-def embed_items(embedder, items: Sequence[SenseItem], batch_size: int = 64,
-                progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+def embed_items(
+    embedder, items: Sequence[SenseItem], batch_size: int = 64, progress: Progress | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The target vectors and bag-of-context vectors of sense items.
 
     Each distinct sentence runs through the biLM once (stateless), in chunks so ``progress(fraction, text)``

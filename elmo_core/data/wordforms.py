@@ -1,6 +1,6 @@
 """Which tokens count as a given word: the one rule the sense probes and the explorer share.
 
-The rule, decided once (issue 11):
+The rule:
 
 * Tokens are compared case-folded, after a possessive ending is taken off: "Bank", "BANK" and "bank's"
   all count as "bank" (the tokenizer already splits "bank's" into "bank" + "'s"; the ending is also taken
@@ -29,6 +29,7 @@ The rule, decided once (issue 11):
 The rule over-generates a little (e.g. "visitted"); that is harmless, since only forms that occur in a
 sentence ever match. It is not a lemmatizer: "banking" the industry and "banking" the verb look the same.
 """
+
 from __future__ import annotations
 
 import re

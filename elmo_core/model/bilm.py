@@ -3,6 +3,7 @@
 Dims: B sentences, T tokens (without boundaries), W = 50, P projection size, L LSTM layers.
 Source: Peters et al. 2018 sections 3.1 and 3.4; ELMO_SPEC.md sections 7-8 (AllenNLP ``_ElmoBiLm``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,9 +55,7 @@ class BiLM(nn.Module):
         self.char_cnn = CharCNN(config.char_cnn, config.lstm.projection_dim)
         self.lstm = BiLSTM(config.lstm, dropout)
 
-    def forward(
-        self, char_ids: torch.Tensor, state: LSTMState | None = None, return_state: bool = False
-    ) -> BiLMOutput:
+    def forward(self, char_ids: torch.Tensor, state: LSTMState | None = None, return_state: bool = False) -> BiLMOutput:
         """All biLM layers for a batch.
 
         Args:

@@ -22,6 +22,7 @@ only up to its own longest token, and the max-pool is a running ``torch.maximum`
 so the (N, windows, NF) pre-pool tensor never exists. The maxima are the reference's maxima; only
 the summation order inside each dot product (and so the float rounding) differs.
 """
+
 from __future__ import annotations
 
 import torch
@@ -165,8 +166,9 @@ class CharCNN(nn.Module):
         first_invalid = slots - k + 1  # the first start at which some column is invalid
         # The running max (out= buffers) is for large inference blocks; autograd and autocast (which does not cast
         # out= arguments) and small blocks take one product over all starts and a max (``_one_product_max``).
-        fast = not (torch.is_grad_enabled() and (kernel.requires_grad or self.char_embedding.weight.requires_grad)) \
-            and not torch.is_autocast_enabled(ids.device.type)
+        fast = not (
+            torch.is_grad_enabled() and (kernel.requires_grad or self.char_embedding.weight.requires_grad)
+        ) and not torch.is_autocast_enabled(ids.device.type)
         # One chunk on a GPU (kernel launches, not caches, are what counts there).
         chunk_size = CHUNK if ids.device.type == "cpu" else max(n, 1)
         order = torch.argsort(length)
@@ -188,13 +190,13 @@ class CharCNN(nn.Module):
         result = torch.cat(pooled) if len(pooled) > 1 else pooled[0]
         result = torch.where(has_pad_window[order], torch.maximum(result, pad_window), result)
         # Adding the bias after the max gives the same value: rounding is monotonic in the summand.
-        unsorted = torch.empty_like(result).index_copy_(0, order, result) if fast else \
-            result[torch.argsort(order)]
+        unsorted = torch.empty_like(result).index_copy_(0, order, result) if fast else result[torch.argsort(order)]
         return unsorted + bias
 
     @staticmethod
-    def _one_product_max(windows: torch.Tensor, kernel: torch.Tensor, last_start: torch.Tensor,
-                         first_invalid: int) -> torch.Tensor:
+    def _one_product_max(
+        windows: torch.Tensor, kernel: torch.Tensor, last_start: torch.Tensor, first_invalid: int
+    ) -> torch.Tensor:
         """Max over window starts of ``windows[:, s] @ kernel`` from one product over all starts: autograd and
         autocast, and inference blocks within ``ONE_PRODUCT_ELEMENTS``. windows (n, S, K*E) -> (n, NF)."""
         n, starts, width = windows.shape
@@ -207,8 +209,9 @@ class CharCNN(nn.Module):
         return y.amax(dim=1)
 
     @staticmethod
-    def _running_max(windows: torch.Tensor, kernel: torch.Tensor, last_start: torch.Tensor,
-                     first_invalid: int) -> torch.Tensor:
+    def _running_max(
+        windows: torch.Tensor, kernel: torch.Tensor, last_start: torch.Tensor, first_invalid: int
+    ) -> torch.Tensor:
         """Inference only: max over window starts of ``windows[:, s] @ kernel``, one (n, NF) buffer
         reused for every start (no (n, starts, NF) tensor): for blocks too large for ``_one_product_max``.
         windows (n, S, K*E) -> (n, NF)."""

@@ -4,6 +4,7 @@ Each token becomes W = 50 ids: begin-of-word, up to 48 UTF-8 bytes, end-of-word,
 Every id is offset by +1 so that 0 can mean "no token here" (a padded token position).
 Source: ELMO_SPEC.md section 2 (AllenNLP ``ELMoCharacterMapper`` / bilm-tf ``UnicodeCharsVocabulary``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -59,13 +60,16 @@ def check_sentences(sentences: Sequence[Sequence[str]]) -> list[Sequence[str]]:
             token is not a str.
     """
     if isinstance(sentences, str):
-        raise TypeError("expected a list of sentences, each a list of tokens, e.g. "
-                        "[['The', 'cat', 'sat']]; got a single str")
+        raise TypeError(
+            "expected a list of sentences, each a list of tokens, e.g. [['The', 'cat', 'sat']]; got a single str"
+        )
     sentences = list(sentences)
     for i, sent in enumerate(sentences):
         if isinstance(sent, str):
-            raise TypeError(f"sentence {i} is a str; pass a list of tokens such as sentence.split() or "
-                            "elmo_core.tokenize(sentence), not the raw string (its letters would become tokens)")
+            raise TypeError(
+                f"sentence {i} is a str; pass a list of tokens such as sentence.split() or "
+                "elmo_core.tokenize(sentence), not the raw string (its letters would become tokens)"
+            )
         for tok in sent:
             if not isinstance(tok, str):
                 raise TypeError(f"sentence {i} holds a {type(tok).__name__}; tokens must be str")

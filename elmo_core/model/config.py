@@ -4,6 +4,7 @@ Field names follow ``options.json`` exactly (``projection_dim``, ``cell_clip``, 
 ``n_highway``, ``use_skip_connections``) so that a published options file maps one-to-one.
 Source: ELMO_SPEC.md section 1.1 (bilm-tf / AllenNLP options schema).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,17 @@ BOUNDS = {
 # nearest known key suggested: a misspelt key silently replaced by its default (``use_skip_connection``
 # without the final s turns the residual connection off) is a wrong answer nobody would see.
 TOP_KEYS = ("lstm", "char_cnn")
-TRAINING_KEYS = ("bidirectional", "dropout", "n_tokens_vocab", "batch_size", "unroll_steps", "n_epochs",
-                 "n_train_tokens", "all_clip_norm_val", "n_negative_samples_batch")
+TRAINING_KEYS = (
+    "bidirectional",
+    "dropout",
+    "n_tokens_vocab",
+    "batch_size",
+    "unroll_steps",
+    "n_epochs",
+    "n_train_tokens",
+    "all_clip_norm_val",
+    "n_negative_samples_batch",
+)
 LSTM_KEYS = ("use_skip_connections", "projection_dim", "cell_clip", "proj_clip", "dim", "n_layers")
 CHAR_CNN_KEYS = ("activation", "filters", "n_highway", "embedding", "n_characters", "max_characters_per_token")
 EMBEDDING_KEYS = ("dim",)
@@ -151,7 +161,7 @@ class BiLMConfig:
         return self.lstm.n_layers + 1
 
     @classmethod
-    def from_dict(cls, options: dict[str, Any], label: str = "options.json") -> "BiLMConfig":
+    def from_dict(cls, options: dict[str, Any], label: str = "options.json") -> BiLMConfig:
         """Build from a parsed options.json.
 
         Every key must be known (``TOP_KEYS``, ``TRAINING_KEYS``, ``LSTM_KEYS``, ``CHAR_CNN_KEYS``) and every
@@ -171,13 +181,18 @@ class BiLMConfig:
         for key in TRAINING_KEYS:
             value = options.get(key)
             if value is not None and not isinstance(value, (bool, int, float)):
-                raise ValueError(f"{label}: training key '{key}' must be a number or true/false, got "
-                                 f"{type(value).__name__}")
-        for block, known, where in ((options.get("lstm"), LSTM_KEYS, "lstm."),
-                                    (options.get("char_cnn"), CHAR_CNN_KEYS, "char_cnn."),
-                                    ((options.get("char_cnn") or {}).get("embedding")
-                                     if isinstance(options.get("char_cnn"), dict) else None,
-                                     EMBEDDING_KEYS, "char_cnn.embedding.")):
+                raise ValueError(
+                    f"{label}: training key '{key}' must be a number or true/false, got {type(value).__name__}"
+                )
+        for block, known, where in (
+            (options.get("lstm"), LSTM_KEYS, "lstm."),
+            (options.get("char_cnn"), CHAR_CNN_KEYS, "char_cnn."),
+            (
+                (options.get("char_cnn") or {}).get("embedding") if isinstance(options.get("char_cnn"), dict) else None,
+                EMBEDDING_KEYS,
+                "char_cnn.embedding.",
+            ),
+        ):
             if block is not None and not isinstance(block, dict):
                 raise ValueError(f"{label}: '{where[:-1]}' must be a JSON object, got {type(block).__name__}")
             if block:
@@ -186,10 +201,10 @@ class BiLMConfig:
             return cls._from_checked_dict(options)
         except ValueError as exc:
             text = str(exc)
-            raise ValueError(label + text[len("options.json"):] if text.startswith("options.json") else text) from None
+            raise ValueError(label + text[len("options.json") :] if text.startswith("options.json") else text) from None
 
     @classmethod
-    def _from_checked_dict(cls, options: dict[str, Any]) -> "BiLMConfig":
+    def _from_checked_dict(cls, options: dict[str, Any]) -> BiLMConfig:
 
         def need(block: dict, key: str, where: str) -> Any:
             if not isinstance(block, dict) or key not in block:
@@ -203,8 +218,9 @@ class BiLMConfig:
             raise ValueError("options.json: char_cnn.filters must be a non-empty list of [width, count] pairs")
         lo, hi = BOUNDS["char_cnn.filters"]
         if len(raw_filters) > hi:
-            raise ValueError(f"options.json: char_cnn.filters has {len(raw_filters)} filters, more than the "
-                             f"supported {hi}")
+            raise ValueError(
+                f"options.json: char_cnn.filters has {len(raw_filters)} filters, more than the supported {hi}"
+            )
         filters = []
         for pair in raw_filters:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
@@ -213,7 +229,9 @@ class BiLMConfig:
         emb = need(cnn, "embedding", "char_cnn")
         n_characters = _integer(cnn.get("n_characters", 262), "char_cnn.n_characters")
         if n_characters not in (261, 262):
-            raise ValueError(f"options.json: char_cnn.n_characters must be 262 (261 in training files), got {n_characters}")
+            raise ValueError(
+                f"options.json: char_cnn.n_characters must be 262 (261 in training files), got {n_characters}"
+            )
         activation = cnn.get("activation", "relu")
         if activation not in ("relu", "tanh"):
             raise ValueError(f"options.json: char_cnn.activation must be 'relu' or 'tanh', got {activation!r}")
@@ -232,8 +250,9 @@ class BiLMConfig:
         )
         lo, hi = BOUNDS["char_cnn.n_filters"]
         if not lo <= char_cnn.n_filters <= hi:
-            raise ValueError(f"options.json: the filter counts sum to {char_cnn.n_filters}, outside the supported "
-                             f"range {lo}..{hi}")
+            raise ValueError(
+                f"options.json: the filter counts sum to {char_cnn.n_filters}, outside the supported range {lo}..{hi}"
+            )
         lstm_cfg = LSTMConfig(
             dim=_bounded(need(lstm, "dim", "lstm"), "lstm.dim"),
             projection_dim=_bounded(need(lstm, "projection_dim", "lstm"), "lstm.projection_dim"),
@@ -246,7 +265,7 @@ class BiLMConfig:
         return cls(char_cnn=char_cnn, lstm=lstm_cfg, extra=extra)
 
     @classmethod
-    def from_options_json(cls, path: str | Path) -> "BiLMConfig":
+    def from_options_json(cls, path: str | Path) -> BiLMConfig:
         """Read an ELMo options.json.
 
         Raises:
@@ -257,12 +276,13 @@ class BiLMConfig:
         if not path.is_file():
             raise FileNotFoundError(f"options file not found: {path}")
         if path.stat().st_size > MAX_OPTIONS_BYTES:
-            raise ValueError(f"{path.name}: {path.stat().st_size:,} bytes, more than an options file "
-                             f"({MAX_OPTIONS_BYTES:,} at most)")
+            raise ValueError(
+                f"{path.name}: {path.stat().st_size:,} bytes, more than an options file ({MAX_OPTIONS_BYTES:,} at most)"
+            )
         return cls.from_json_bytes(path.read_bytes(), path.name)
 
     @classmethod
-    def from_json_bytes(cls, data: bytes, label: str = "options.json") -> "BiLMConfig":
+    def from_json_bytes(cls, data: bytes, label: str = "options.json") -> BiLMConfig:
         """Parse the bytes of an options.json (a file's, an upload's): size, UTF-8, JSON and nesting checked
         before ``from_dict``.
 
@@ -311,8 +331,9 @@ class BiLMConfig:
         that must stay within a limit keep a margin (docs/INPUT_RULES.md).
         """
         c, l = self.char_cnn, self.lstm
-        per_position = 50 * 8 + 4 * (3 * c.n_filters + l.projection_dim + 2 * 4 * l.dim + 2 * l.dim
-                                     + 2 * self.num_layers * self.output_dim)
+        per_position = 50 * 8 + 4 * (
+            3 * c.n_filters + l.projection_dim + 2 * 4 * l.dim + 2 * l.dim + 2 * self.num_layers * self.output_dim
+        )
         return positions * per_position
 
     def check_budget(self, max_parameters: int | None = None) -> None:
@@ -328,8 +349,10 @@ class BiLMConfig:
             max_parameters = int(os.environ.get("ELMO_MAX_PARAMETERS", DEFAULT_MAX_PARAMETERS))
         size = self.num_parameters()
         if size > max_parameters:
-            raise ValueError(f"options.json describes a model of {size:,} parameters ({size * 4 / 2**30:.1f} GiB "
-                             f"in float32), over this server's budget of {max_parameters:,} parameters")
+            raise ValueError(
+                f"options.json describes a model of {size:,} parameters ({size * 4 / 2**30:.1f} GiB "
+                f"in float32), over this server's budget of {max_parameters:,} parameters"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The options.json object (inference keys plus any preserved training keys)."""

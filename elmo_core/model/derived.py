@@ -4,6 +4,7 @@ on the module for inference and rebuilt when a parameter they come from changes.
 The cache lives in the module's ``__dict__`` under a slot name, not as a buffer: it is never saved in a state
 dict or checkpoint.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

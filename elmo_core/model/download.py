@@ -15,6 +15,7 @@ timeout, a truncated file cached and failing later, two processes writing one fi
 Proxies come from the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``) as in ``requests``. Locking
 between processes is the caller's (``elmo_core.model.published`` holds one lock per model).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,6 +52,7 @@ class Policy:
     doubled for each next one (1, 2, 4 s: an unreachable server fails within about 4 x connect_timeout + 7 s;
     one that accepts connections but never answers after two read timeouts and 1 s, 41 s by default).
     """
+
     connect_timeout: float = 10.0
     read_timeout: float = 20.0
     retries: int = 3
@@ -94,8 +96,9 @@ def _total_of(response, offset: int) -> int | None:
             span, total = value.split(" ", 1)[1].split("/")
             start = int(span.split("-")[0])
         except (IndexError, ValueError):
-            raise DownloadError(f"the server answered a range request with an unreadable Content-Range "
-                                f"{value!r}", response.url) from None
+            raise DownloadError(
+                f"the server answered a range request with an unreadable Content-Range {value!r}", response.url
+            ) from None
         if start != offset:
             raise DownloadError(f"the server resumed at byte {start:,}, not at {offset:,} as asked", response.url)
         return int(total) if total.strip().isdigit() else None
@@ -103,10 +106,18 @@ def _total_of(response, offset: int) -> int | None:
     return int(length) if length and length.isdigit() else None
 
 
-def fetch(url: str, destination: str | Path, *, expected_size: int | None = None,
-          validate: Callable[[Path], None] | None = None, policy: Policy = Policy(),
-          progress: ByteProgress | None = None, notice: Callable[[str], None] | None = None, session=None,
-          sleep: Callable[[float], None] = time.sleep) -> Path:
+def fetch(
+    url: str,
+    destination: str | Path,
+    *,
+    expected_size: int | None = None,
+    validate: Callable[[Path], None] | None = None,
+    policy: Policy = Policy(),
+    progress: ByteProgress | None = None,
+    notice: Callable[[str], None] | None = None,
+    session=None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Path:
     """Download ``url`` to ``destination``, resuming a ``destination.part`` left by an earlier attempt.
 
     Args:
@@ -166,8 +177,10 @@ def fetch(url: str, destination: str | Path, *, expected_size: int | None = None
                 continue
             except (requests.exceptions.ProxyError, requests.exceptions.InvalidProxyURL) as exc:
                 proxy = _proxy_for(url)
-                raise DownloadError(f"the proxy {proxy} could not be used ({_reason(exc)}); check HTTPS_PROXY, "
-                                    "HTTP_PROXY and NO_PROXY", url) from None
+                raise DownloadError(
+                    f"the proxy {proxy} could not be used ({_reason(exc)}); check HTTPS_PROXY, HTTP_PROXY and NO_PROXY",
+                    url,
+                ) from None
             except requests.exceptions.SSLError as exc:
                 raise DownloadError(f"TLS failed ({_reason(exc)})", url) from None
             except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
@@ -176,8 +189,9 @@ def fetch(url: str, destination: str | Path, *, expected_size: int | None = None
             except requests.exceptions.InvalidURL as exc:
                 proxy = _proxy_for(url)
                 if proxy and str(proxy) in str(exc):
-                    raise DownloadError(f"the proxy setting {proxy!r} is not a valid URL; check HTTPS_PROXY and "
-                                        "HTTP_PROXY", url) from None
+                    raise DownloadError(
+                        f"the proxy setting {proxy!r} is not a valid URL; check HTTPS_PROXY and HTTP_PROXY", url
+                    ) from None
                 raise DownloadError(f"not a valid URL ({exc})", url) from None
             except requests.exceptions.RequestException as exc:
                 raise DownloadError(f"the request failed ({_reason(exc)})", url) from None
@@ -235,8 +249,9 @@ def _reason(exc: BaseException) -> str:
     return (text.splitlines()[0][:200] if text else "") or type(exc).__name__
 
 
-def _attempt(session, url: str, part: Path, expected_size: int | None, policy: Policy,
-             progress: ByteProgress | None) -> None:
+def _attempt(
+    session, url: str, part: Path, expected_size: int | None, policy: Policy, progress: ByteProgress | None
+) -> None:
     """One request: resume from the part's length when there is one, append what arrives, check the length.
     Raises _Retry, DownloadError, requests' exceptions, OSError."""
     offset = part.stat().st_size if part.exists() else 0
@@ -255,8 +270,9 @@ def _attempt(session, url: str, part: Path, expected_size: int | None, policy: P
         else:
             headers["Range"] = f"bytes={offset}-"
             headers["If-Range"] = record["validator"]
-    with session.get(url, headers=headers, stream=True, timeout=(policy.connect_timeout, policy.read_timeout),
-                     allow_redirects=True) as response:
+    with session.get(
+        url, headers=headers, stream=True, timeout=(policy.connect_timeout, policy.read_timeout), allow_redirects=True
+    ) as response:
         status = response.status_code
         if status == 416:
             whole = response.headers.get("Content-Range", "").rpartition("/")[2]
@@ -274,9 +290,11 @@ def _attempt(session, url: str, part: Path, expected_size: int | None, policy: P
             offset = 0  # no range support, or the file changed (If-Range): start from the first byte
         total = _total_of(response, offset)
         if expected_size is not None and total is not None and total != expected_size:
-            raise DownloadError(f"the server's file is {total:,} bytes, but this file is known to be "
-                                f"{expected_size:,}: it is not the published file (is the mirror's layout right?)",
-                                url)
+            raise DownloadError(
+                f"the server's file is {total:,} bytes, but this file is known to be "
+                f"{expected_size:,}: it is not the published file (is the mirror's layout right?)",
+                url,
+            )
         total = total if total is not None else expected_size
         validator = _validator_of(response)
         meta.write_text(json.dumps({"url": url, "validator": validator, "total": total}))

@@ -22,6 +22,7 @@ a stale folder of an earlier, different run on the same output is removed by ran
 
 Progress: each rank reports its own units; rank 0 also counts everyone's finished units.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -99,8 +100,13 @@ def _finish(pieces: list[np.ndarray], mode: str) -> np.ndarray:
     return layers.astype(np.float32)
 
 
-def run_calls(embed_batch: Callable, sentences: list[list[str]], calls: list[list[Piece]], mode: str,
-              stop: Callable[[], type[BaseException] | None] = lambda: None) -> Iterator[tuple[int, np.ndarray]]:
+def run_calls(
+    embed_batch: Callable,
+    sentences: list[list[str]],
+    calls: list[list[Piece]],
+    mode: str,
+    stop: Callable[[], type[BaseException] | None] = lambda: None,
+) -> Iterator[tuple[int, np.ndarray]]:
     """Run ``calls`` in order and yield (sentence index, its finished array) as each sentence completes.
     ``stop()`` is asked before every call; an exception class it returns is raised there."""
     partial: dict[int, list[np.ndarray]] = {}
@@ -109,7 +115,7 @@ def run_calls(embed_batch: Callable, sentences: list[list[str]], calls: list[lis
         if stopped is not None:
             raise stopped()
         arrays = embed_batch([sentences[i][a:b] for i, a, b in call], len(call))
-        for (i, a, b), layers in zip(call, arrays):
+        for (i, _a, b), layers in zip(call, arrays):
             partial.setdefault(i, []).append(layers)
             if b >= len(sentences[i]):
                 yield i, _finish(partial.pop(i), mode)
@@ -142,9 +148,15 @@ def _place(tmp: Path, out: Path, mode: int) -> None:
     tmp.replace(out)  # only a complete file takes the output name
 
 
-def embed_file(embed_batch: Callable, sentences: list[list[str]], out: Path, mode: str, calls: list[list[Piece]],
-               progress: Callable[[int], None] = lambda n: None,
-               stop: Callable[[], type[BaseException] | None] = lambda: None) -> None:
+def embed_file(
+    embed_batch: Callable,
+    sentences: list[list[str]],
+    out: Path,
+    mode: str,
+    calls: list[list[Piece]],
+    progress: Callable[[int], None] = lambda n: None,
+    stop: Callable[[], type[BaseException] | None] = lambda: None,
+) -> None:
     """One process: every call in order into a temporary file, renamed to ``out`` when complete.
 
     Args: embed_batch: ``Embedder.embed_batch``; mode: "all", "top" or "average"; progress(n): n more sentences
@@ -170,12 +182,13 @@ def embed_file(embed_batch: Callable, sentences: list[list[str]], out: Path, mod
 class Ranks:
     """This process's place in a torchrun job: ``rank`` of ``world`` (``RANK``, ``WORLD_SIZE``) and the device
     index on its machine (``LOCAL_RANK``)."""
+
     rank: int
     world: int
     local_rank: int
 
     @classmethod
-    def from_environment(cls) -> "Ranks":
+    def from_environment(cls) -> Ranks:
         """Raises ValueError when the torchrun variables are malformed or inconsistent."""
         try:
             world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -228,11 +241,18 @@ class _Journal:
                     self.ends[entry["f"]] = max(self.ends.get(entry["f"], 0), end)
 
 
-def embed_file_sharded(embed_batch: Callable, sentences: list[list[str]], out: Path, mode: str,
-                       calls: list[list[Piece]], ranks: Ranks, identity: dict,
-                       progress: Callable[[str], None] | None = None,
-                       stop: Callable[[], type[BaseException] | None] = lambda: None,
-                       poll_seconds: float = 0.5) -> bool:
+def embed_file_sharded(
+    embed_batch: Callable,
+    sentences: list[list[str]],
+    out: Path,
+    mode: str,
+    calls: list[list[Piece]],
+    ranks: Ranks,
+    identity: dict,
+    progress: Callable[[str], None] | None = None,
+    stop: Callable[[], type[BaseException] | None] = lambda: None,
+    poll_seconds: float = 0.5,
+) -> bool:
     """This rank's share of a torchrun job (module doc); on rank 0 also the merge into ``out``.
 
     Each rank appends its finished sentences to ``rank-R.f32`` (raw float32) and, after each is written, a line
@@ -276,8 +296,9 @@ def embed_file_sharded(embed_batch: Callable, sentences: list[list[str]], out: P
             for i, array in run_calls(embed_batch, sentences, units[k], mode, stop):
                 data_file.write(np.ascontiguousarray(array, dtype="<f4").tobytes())
                 data_file.flush()  # the array before the line that points at it
-                log.write(json.dumps({"u": k, "i": i, "f": data_name, "o": offset, "s": list(array.shape)}).encode()
-                          + b"\n")
+                log.write(
+                    json.dumps({"u": k, "i": i, "f": data_name, "o": offset, "s": list(array.shape)}).encode() + b"\n"
+                )
                 offset += array.nbytes
             log.write(json.dumps({"u": k, "done": 1}).encode() + b"\n")
             log.flush()

@@ -13,10 +13,11 @@ a sentence's vectors depend only on the sentence, never on its batch, the batch 
 calls. The app and our own training use the stateless mode.
 Source: ELMO_SPEC.md section 9.
 """
+
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +26,8 @@ import torch
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.chars import batch_to_ids, check_sentences
 from elmo_core.model.lstm import LSTMState
-from elmo_core.paths import BUNDLED_MODELS, DEFAULT_MODEL_DIR
 from elmo_core.model.weights import load_bilm_from_elmo_files, load_checkpoint
+from elmo_core.paths import BUNDLED_MODELS
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
@@ -42,8 +43,9 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     if device.type not in ("cpu", "cuda"):
         raise ValueError(f"device {str(device)[:40]!r} cannot run the biLM; use cpu, cuda or cuda:N")
     if device.type == "cuda" and device.index is not None and device.index >= max(torch.cuda.device_count(), 1):
-        raise ValueError(f"device {str(device)!r} does not exist: this machine has "
-                         f"{torch.cuda.device_count()} CUDA GPU(s)")
+        raise ValueError(
+            f"device {str(device)!r} does not exist: this machine has {torch.cuda.device_count()} CUDA GPU(s)"
+        )
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("device 'cuda' was asked for but no CUDA GPU is available; use 'cpu' or None")
     return device
@@ -70,50 +72,14 @@ def fast_dtypes(device: str | torch.device) -> tuple[str, ...]:
 
 def _slow_reason(dtype: str, device: torch.device) -> str:
     if dtype == "bfloat16":
-        return "this CPU has no native bfloat16 (AVX512-BF16/AMX), and the fallback is about 50-100x slower than float32"
+        return (
+            "this CPU has no native bfloat16 (AVX512-BF16/AMX), and the fallback is about 50-100x slower than float32"
+        )
     return "float16 matrix products have no fast CPU kernel"
 
 
 # Working memory the layer-0 vocabulary pass may take per biLM call, whatever the model's width.
 TYPE_VECTOR_MEMORY = 256 * 2**20
-
-Progress = Callable[[float, str], None]
-"""progress(fraction done in [0, 1], what is happening): the one progress callback of the library and the app
-(chunked embedding, the probes, the explorer's progress bars, which take the two as they are)."""
-
-
-def embed_in_chunks(embed_batch: Callable[[list[list[str]]], list[np.ndarray]],
-                    sentences: Sequence[Sequence[str]], chunk_size: int,
-                    progress: Progress | None = None) -> Iterator[tuple[int, list[np.ndarray]]]:
-    """Embed ``sentences`` a chunk at a time, so that a caller can cache between chunks.
-
-    Args: embed_batch: e.g. ``Embedder.embed_batch`` (token lists -> arrays); chunk_size >= 1 sentences;
-        progress: called after each chunk as progress(done / total, "running the biLM: done/total sentences").
-    Yields: (sentences done so far, the chunk's arrays float32 (L + 1, n_i, D)), in input order.
-    Raises: ValueError when chunk_size < 1.
-    """
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    total = len(sentences)
-    for first in range(0, total, chunk_size):
-        chunk = [list(s) for s in sentences[first : first + chunk_size]]
-        arrays = embed_batch(chunk)
-        done = min(first + chunk_size, total)
-        if progress is not None:
-            progress(done / total, f"running the biLM: {done:,}/{total:,} sentences")
-        yield done, arrays
-
-
-def embed_with_progress(embedder, sentences: Sequence[Sequence[str]], batch_size: int = 64, chunk_size: int = 256,
-                        progress: Progress | None = None) -> list[np.ndarray]:
-    """``embedder.embed_batch`` of all sentences, ``chunk_size`` at a time (``embed_in_chunks``, which calls
-    ``progress`` after each chunk); anything with ``embed_batch(sentences, batch_size)`` will do.
-    Returns: list of float32 (L + 1, n_i, 2P), in input order."""
-    arrays: list[np.ndarray] = []
-    for _, part in embed_in_chunks(lambda chunk: embedder.embed_batch(chunk, batch_size), sentences, chunk_size,
-                                   progress):
-        arrays += part
-    return arrays
 
 
 class Embedder:
@@ -131,14 +97,23 @@ class Embedder:
             ones; 2-3x faster step loop after a one-off compile of tens of seconds).
     """
 
-    def __init__(self, bilm: BiLM, device: str | torch.device | None = None, stateful: bool = False,
-                 dtype: str = "float32", name: str = "biLM", compile: bool = False):
+    def __init__(
+        self,
+        bilm: BiLM,
+        device: str | torch.device | None = None,
+        stateful: bool = False,
+        dtype: str = "float32",
+        name: str = "biLM",
+        compile: bool = False,
+    ):
         self.device = pick_device(device)
         if dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype!r}")
         if dtype not in fast_dtypes(self.device):
-            raise ValueError(f"dtype {dtype} is not offered on {self.device}: {_slow_reason(dtype, self.device)}; "
-                             f"use one of {', '.join(fast_dtypes(self.device))}")
+            raise ValueError(
+                f"dtype {dtype} is not offered on {self.device}: {_slow_reason(dtype, self.device)}; "
+                f"use one of {', '.join(fast_dtypes(self.device))}"
+            )
         if dtype == "float32" and self.device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = False  # exactness: TF32 changes results at 1e-3
             torch.backends.cudnn.allow_tf32 = False
@@ -156,16 +131,30 @@ class Embedder:
 
     # ---- construction -------------------------------------------------------------------------
     @classmethod
-    def from_elmo_files(cls, options_file: str | Path, weights_file: str | Path, device=None,
-                        stateful: bool = False, dtype: str = "float32") -> "Embedder":
+    def from_elmo_files(
+        cls,
+        options_file: str | Path,
+        weights_file: str | Path,
+        device=None,
+        stateful: bool = False,
+        dtype: str = "float32",
+    ) -> Embedder:
         """Load published ELMo files (options.json + weights.hdf5). Errors: see ``load_elmo_hdf5``."""
         bilm = load_bilm_from_elmo_files(options_file, weights_file)
         return cls(bilm, device, stateful, dtype, name=Path(weights_file).name)
 
     @classmethod
-    def published(cls, name: str, cache_dir: str | Path | None = None, download: bool = False, device=None,
-                  stateful: bool = False, dtype: str = "float32", base_url: str | None = None,
-                  progress=None) -> "Embedder":
+    def published(
+        cls,
+        name: str,
+        cache_dir: str | Path | None = None,
+        download: bool = False,
+        device=None,
+        stateful: bool = False,
+        dtype: str = "float32",
+        base_url: str | None = None,
+        progress=None,
+    ) -> Embedder:
         """A published ELMo model (``elmo_core.model.published.PUBLISHED``: "small", "medium", "original",
         "original-5.5b") from the local cache, without touching the network unless ``download=True``.
 
@@ -193,13 +182,14 @@ class Embedder:
         return embedder
 
     @classmethod
-    def from_checkpoint(cls, directory: str | Path, device=None, stateful: bool = False,
-                        dtype: str = "float32") -> "Embedder":
+    def from_checkpoint(
+        cls, directory: str | Path, device=None, stateful: bool = False, dtype: str = "float32"
+    ) -> Embedder:
         """Load our checkpoint format (options.json + model.safetensors)."""
         return cls(load_checkpoint(directory), device, stateful, dtype, name=Path(directory).name)
 
     @classmethod
-    def default(cls, device=None, stateful: bool = False, dtype: str = "float32") -> "Embedder":
+    def default(cls, device=None, stateful: bool = False, dtype: str = "float32") -> Embedder:
         """The biLM shipped in ``assets/default`` (offline, no download).
 
         Raises:
@@ -208,7 +198,7 @@ class Embedder:
         return cls.bundled("default", device, stateful, dtype)
 
     @classmethod
-    def bundled(cls, name: str, device=None, stateful: bool = False, dtype: str = "float32") -> "Embedder":
+    def bundled(cls, name: str, device=None, stateful: bool = False, dtype: str = "float32") -> Embedder:
         """One of the biLMs shipped in ``assets/`` (``BUNDLED_MODELS``: "default", "lm-only"), offline.
 
         Weights stored as float16 are widened to float32 on load (or to ``dtype``).
@@ -220,8 +210,10 @@ class Embedder:
             raise KeyError(f"no bundled model {name!r}; the bundled models are {', '.join(BUNDLED_MODELS)}")
         directory = BUNDLED_MODELS[name]
         if not (directory / "model.safetensors").is_file():
-            raise FileNotFoundError(f"the bundled model {name!r} is missing from {directory}; "
-                                    f"restore assets/{directory.name} from the repository")
+            raise FileNotFoundError(
+                f"the bundled model {name!r} is missing from {directory}; "
+                f"restore assets/{directory.name} from the repository"
+            )
         embedder = cls.from_checkpoint(directory, device, stateful, dtype)
         embedder.name = name
         return embedder
@@ -290,8 +282,9 @@ class Embedder:
         self.last_run_seconds = time.perf_counter() - start
         return results  # type: ignore[return-value]
 
-    def type_vectors(self, words: Sequence[str], batch_size: int | None = None,
-                     memory_bytes: int = TYPE_VECTOR_MEMORY) -> np.ndarray:
+    def type_vectors(
+        self, words: Sequence[str], batch_size: int | None = None, memory_bytes: int = TYPE_VECTOR_MEMORY
+    ) -> np.ndarray:
         """Layer 0 of each word: float32 (n, 2P), row i the vector every occurrence of ``words[i]`` gets in
         layer 0 of ``embed_batch`` (layer 0 is context-free: the character CNN, highway and projection of the
         token alone, ELMO_SPEC.md section 3).
@@ -315,10 +308,10 @@ class Embedder:
             raise ValueError("an empty word has no layer-0 vector")
         out = np.zeros((len(words), self.dim), dtype=np.float32)
         for first in range(0, len(words), batch_size):
-            ids = batch_to_ids([[w] for w in words[first:first + batch_size]]).to(self.device)
+            ids = batch_to_ids([[w] for w in words[first : first + batch_size]]).to(self.device)
             with torch.inference_mode():
                 layer0 = self.bilm(ids).activations[0][:, 1]  # position 0 is <S>
-            out[first:first + len(ids)] = layer0.float().cpu().numpy()
+            out[first : first + len(ids)] = layer0.float().cpu().numpy()
         return out
 
     def type_vector_batch(self, batch_size: int | None = None, memory_bytes: int = TYPE_VECTOR_MEMORY) -> int:
@@ -371,8 +364,10 @@ class Embedder:
         have = self._state.h[0].shape[1]
         if batch > have:
             grow = self.bilm.lstm.zero_state(batch - have, self.device, self.dtype)
-            self._state = LSTMState([torch.cat([a, b], 1) for a, b in zip(self._state.h, grow.h)],
-                                    [torch.cat([a, b], 1) for a, b in zip(self._state.c, grow.c)])
+            self._state = LSTMState(
+                [torch.cat([a, b], 1) for a, b in zip(self._state.h, grow.h)],
+                [torch.cat([a, b], 1) for a, b in zip(self._state.c, grow.c)],
+            )
         return LSTMState([h[:, :batch] for h in self._state.h], [c[:, :batch] for c in self._state.c])
 
     def _store(self, new: LSTMState) -> None:

@@ -1,4 +1,5 @@
 """Which model to load: the one rule shared by the command line, the probes, the benchmarks and the app."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,8 +8,13 @@ from elmo_core.model.embedder import Embedder
 from elmo_core.paths import DEFAULT_MODEL_DIR
 
 
-def load_embedder(options: str | Path | None = None, weights: str | Path | None = None,
-                  checkpoint: str | Path | None = None, device: str | None = None, **kwargs) -> Embedder:
+def load_embedder(
+    options: str | Path | None = None,
+    weights: str | Path | None = None,
+    checkpoint: str | Path | None = None,
+    device: str | None = None,
+    **kwargs,
+) -> Embedder:
     """The published ELMo files (``options`` + ``weights``), else a checkpoint folder, else the default model.
 
     Args:
@@ -28,8 +34,9 @@ def load_embedder(options: str | Path | None = None, weights: str | Path | None 
     return Embedder.default(device=device, **kwargs)
 
 
-def model_folder(options: str | Path | None = None, weights: str | Path | None = None,
-                 checkpoint: str | Path | None = None) -> Path | None:
+def model_folder(
+    options: str | Path | None = None, weights: str | Path | None = None, checkpoint: str | Path | None = None
+) -> Path | None:
     """The checkpoint folder ``load_embedder`` loads for these arguments (``DEFAULT_MODEL_DIR`` for the
     default), or None when it loads ELMo files: where the model's softmax and vocabulary would be.
     Raises: ValueError when only one of options/weights is given."""

@@ -5,6 +5,7 @@ leading direction axis D = 2 (0 = forward LM, 1 = backward LM). Dims: B batch, T
 ``<S>``/``</S>``), P projection size, C cell size, L layers.
 Source: ELMO_SPEC.md sections 6-7 and 9 (TF ``LSTMCell`` with ``num_proj``, ``ResidualWrapper``).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -85,6 +86,7 @@ class BiLSTMLayer(nn.Module):
         TF keeps the blocks as i, j(=g), f, o and adds the forget bias at run time; torch wants
         i, f, g, o with the whole bias stored.
         """
+
         def reorder(w: torch.Tensor) -> torch.Tensor:  # (..., 4C) TF order -> (4C, ...) torch order
             i, j, f, o = w.chunk(4, dim=-1)
             return torch.cat([i, f, j, o], dim=-1).transpose(0, -1)
@@ -114,7 +116,8 @@ class BiLSTMLayer(nn.Module):
             outputs (2, T, B, P) (not masked), final h, final c (state at each row's own length).
         """
         needs_grad = torch.is_grad_enabled() and any(
-            t.requires_grad for t in (x, h, c, self.input_weight, self.state_weight, self.proj_weight))
+            t.requires_grad for t in (x, h, c, self.input_weight, self.state_weight, self.proj_weight)
+        )
         # autocast does not cast the out= and in-place operands of the in-place loop: functional there too.
         if needs_grad or self._compiled_step is not None or torch.is_autocast_enabled(x.device.type):
             return self._functional_loop(self.input_projection(x), mask, h, c)
@@ -128,7 +131,9 @@ class BiLSTMLayer(nn.Module):
         bias = (self.bias + self.forget_offset).unsqueeze(1)
         if out is None:
             return torch.baddbmm(bias, x.reshape(d, t * b, p), self.input_weight).view(d, t, b, -1)
-        return torch.baddbmm(bias, x.reshape(d, t * b, p), self.input_weight, out=out.view(d, t * b, -1)).view(d, t, b, -1)
+        return torch.baddbmm(bias, x.reshape(d, t * b, p), self.input_weight, out=out.view(d, t * b, -1)).view(
+            d, t, b, -1
+        )
 
     def _functional_loop(self, pre, mask, h, c):
         """The differentiable time loop (training, or the compiled step); pre (2, T, B, 4C)."""
@@ -168,17 +173,28 @@ class BiLSTMLayer(nn.Module):
         gated = torch.empty_like(c)
         # The largest weights (published Original) go through oneDNN, one direction at a time (module onednn);
         # not the hoisted input product, where MKL measured faster inside the embedder (docs/performance.md).
-        state_w = onednn.packed(self, "state", self.state_weight, out_in=False) \
-            if onednn.applies(self.state_weight[0], x) else None
-        proj_w = onednn.packed(self, "proj", self.proj_weight, out_in=False) \
-            if onednn.applies(self.proj_weight[0], x) else None
+        state_w = (
+            onednn.packed(self, "state", self.state_weight, out_in=False)
+            if onednn.applies(self.state_weight[0], x)
+            else None
+        )
+        proj_w = (
+            onednn.packed(self, "proj", self.proj_weight, out_in=False)
+            if onednn.applies(self.proj_weight[0], x)
+            else None
+        )
         # Into a contiguous buffer: in place on the strided view of the hoisted block, baddbmm_ falls back to one
         # addmm per direction, which at batch 1 took twice as long (92 against 44 us for Small's weights). Its gate
         # views are made once: at batch 1 a step is a few microseconds per operation, views included.
         z_buf = x.new_empty(d, b, 4 * cells)
         gates = self._gate_views(z_buf, cells)
         # Locals: a module attribute costs a Python-level lookup, counted per step at batch 1.
-        state_weight, proj_weight, cell_clip, proj_clip = self.state_weight, self.proj_weight, self.cell_clip, self.proj_clip
+        state_weight, proj_weight, cell_clip, proj_clip = (
+            self.state_weight,
+            self.proj_weight,
+            self.cell_clip,
+            self.proj_clip,
+        )
         for t in range(steps):
             if t % block == 0:
                 pre = self.input_projection(x[:, t : t + block], buffer[:, : min(block, steps - t)]).unbind(1)
@@ -219,8 +235,13 @@ class BiLSTMLayer(nn.Module):
     @staticmethod
     def _gate_views(z: torch.Tensor, cells: int) -> tuple[torch.Tensor, ...]:
         """Views of z (..., 4C) in TF gate order: i, j, (f and o together), f, o."""
-        return (z[..., :cells], z[..., cells : 2 * cells], z[..., 2 * cells :], z[..., 2 * cells : 3 * cells],
-                z[..., 3 * cells :])
+        return (
+            z[..., :cells],
+            z[..., cells : 2 * cells],
+            z[..., 2 * cells :],
+            z[..., 2 * cells : 3 * cells],
+            z[..., 3 * cells :],
+        )
 
 
 class BiLSTM(nn.Module):
@@ -233,7 +254,7 @@ class BiLSTM(nn.Module):
         # Training only (bilm-tf used 0.1 on every layer's input); a no-op in eval mode.
         self.dropout = nn.Dropout(dropout)
 
-    def can_use_native(self, return_state: bool, state: "LSTMState | None") -> bool:
+    def can_use_native(self, return_state: bool, state: LSTMState | None) -> bool:
         """PyTorch's fused LSTM (about twice as fast on CPU) has no clipping and we need no state out of
         it, so it serves unclipped models run from a zero state; results equal the step loop's to
         float rounding (tested)."""
@@ -252,7 +273,9 @@ class BiLSTM(nn.Module):
         with warnings.catch_warnings():
             # PyTorch notes that oneDNN lacks projected LSTMs and uses its own kernel: expected, not news.
             warnings.filterwarnings("ignore", message="LSTM with projections")
-            return torch.stack([functional_call(self._native, layer.native_params(d), (inputs[d],))[0] for d in range(2)])
+            return torch.stack(
+                [functional_call(self._native, layer.native_params(d), (inputs[d],))[0] for d in range(2)]
+            )
 
     def zero_state(self, batch_size: int, device=None, dtype=None) -> LSTMState:
         p, c, n = self.config.projection_dim, self.config.dim, self.config.n_layers

@@ -3,6 +3,7 @@
 Dims: B sentences, T tokens, D = 2P, L + 1 layers.
 Source: Peters et al. 2018 equation (1) and section 3.3; ELMO_SPEC.md section 10 (AllenNLP ``ScalarMix``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -25,8 +26,14 @@ class ScalarMix(nn.Module):
         trainable: whether w and gamma receive gradients.
     """
 
-    def __init__(self, num_layers: int, do_layer_norm: bool = False,
-                 initial_w: Sequence[float] | None = None, initial_gamma: float = 1.0, trainable: bool = True):
+    def __init__(
+        self,
+        num_layers: int,
+        do_layer_norm: bool = False,
+        initial_w: Sequence[float] | None = None,
+        initial_gamma: float = 1.0,
+        trainable: bool = True,
+    ):
         super().__init__()
         w = torch.zeros(num_layers) if initial_w is None else torch.as_tensor(initial_w, dtype=torch.float32)
         if w.shape != (num_layers,):
@@ -68,7 +75,7 @@ class ScalarMix(nn.Module):
 
     def regularization(self, coef: float = 0.001) -> torch.Tensor:
         """lambda * ||w||^2, the paper's regulariser on the layer weights (bilm-tf ``l2_coef`` 0.001)."""
-        return coef * (self.w ** 2).sum()
+        return coef * (self.w**2).sum()
 
 
 def whole_tensor_norm(h: torch.Tensor, mask: torch.Tensor, eps: float = 1e-13) -> torch.Tensor:
@@ -105,8 +112,14 @@ class Elmo(nn.Module):
     Source: Peters et al. 2018 section 3.3; AllenNLP ``Elmo``.
     """
 
-    def __init__(self, bilm: BiLM, num_output_representations: int = 1, dropout: float = 0.5,
-                 do_layer_norm: bool = False, keep_sentence_boundaries: bool = False):
+    def __init__(
+        self,
+        bilm: BiLM,
+        num_output_representations: int = 1,
+        dropout: float = 0.5,
+        do_layer_norm: bool = False,
+        keep_sentence_boundaries: bool = False,
+    ):
         super().__init__()
         self.bilm = bilm
         for p in self.bilm.parameters():
@@ -116,7 +129,7 @@ class Elmo(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.keep_sentence_boundaries = keep_sentence_boundaries
 
-    def train(self, mode: bool = True) -> "Elmo":
+    def train(self, mode: bool = True) -> Elmo:
         super().train(mode)
         self.bilm.eval()  # frozen: never biLM dropout or training behaviour
         return self

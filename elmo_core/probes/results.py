@@ -8,6 +8,7 @@ half-read report.
 
 Dims: L + 1 layers. Accuracies are fractions in [0, 1].
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -59,10 +60,12 @@ class PaperNumbers:
 
     @classmethod
     def from_json(cls, data: Mapping, where: str = "paper") -> PaperNumbers:
-        return cls(_number(_get(data, "layer_1", where), f"{where}.layer_1", 0, 1),
-                   _number(_get(data, "layer_2", where), f"{where}.layer_2", 0, 1),
-                   _text(_get(data, "metric", where), f"{where}.metric"),
-                   _text(_get(data, "data", where), f"{where}.data"))
+        return cls(
+            _number(_get(data, "layer_1", where), f"{where}.layer_1", 0, 1),
+            _number(_get(data, "layer_2", where), f"{where}.layer_2", 0, 1),
+            _text(_get(data, "metric", where), f"{where}.metric"),
+            _text(_get(data, "data", where), f"{where}.data"),
+        )
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,13 @@ class DataNote:
     counts: dict[str, int | str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {"source": self.source, **self.counts, "n_train": self.n_train,
-                               "n_test": self.n_test, "split": self.split}
+        out: dict[str, Any] = {
+            "source": self.source,
+            **self.counts,
+            "n_train": self.n_train,
+            "n_test": self.n_test,
+            "split": self.split,
+        }
         if self.subsample:
             out["subsample"] = self.subsample
         return out
@@ -90,10 +98,14 @@ class DataNote:
         n_train, n_test = (_get(data, k, where) for k in ("n_train", "n_test"))
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (n_train, n_test)):
             raise ValueError(f"{where}: n_train and n_test must be counts, got {n_train!r}, {n_test!r}")
-        return cls(_text(_get(data, "source", where), f"{where}.source"), n_train, n_test,
-                   _text(_get(data, "split", where), f"{where}.split"),
-                   _text(data.get("subsample", ""), f"{where}.subsample"),
-                   {k: v for k, v in data.items() if k not in named})
+        return cls(
+            _text(_get(data, "source", where), f"{where}.source"),
+            n_train,
+            n_test,
+            _text(_get(data, "split", where), f"{where}.split"),
+            _text(data.get("subsample", ""), f"{where}.subsample"),
+            {k: v for k, v in data.items() if k not in named},
+        )
 
     def with_subsample(self, text: str) -> DataNote:
         return dataclasses.replace(self, subsample=text)
@@ -145,8 +157,10 @@ class TaskResult:
     @classmethod
     def from_json(cls, data: Mapping, where: str = "task") -> TaskResult:
         """Raises: ValueError naming the field that is missing or of the wrong type."""
+
         def get(key: str) -> Any:
             return _get(data, key, where)
+
         layers = _numbers(get("layers"), f"{where}.layers", 0, 1)
         mix = {name: get(name) for name in ("mix_learned", "s", "w", "gamma")}
         if all(v is None for v in mix.values()):
@@ -164,15 +178,23 @@ class TaskResult:
             raise ValueError(f"{where}.baselines must be a JSON object")
         paper = get("paper")
         common = dict(
-            task=_text(get("task"), f"{where}.task"), title=_text(get("title"), f"{where}.title"),
-            metric=_text(get("metric"), f"{where}.metric"), layers=layers, mix_learned=mix_learned,
-            mix_learned_how=_text(data.get("mix_learned_how", ""), f"{where}.mix_learned_how"), s=s, w=w, gamma=gamma,
+            task=_text(get("task"), f"{where}.task"),
+            title=_text(get("title"), f"{where}.title"),
+            metric=_text(get("metric"), f"{where}.metric"),
+            layers=layers,
+            mix_learned=mix_learned,
+            mix_learned_how=_text(data.get("mix_learned_how", ""), f"{where}.mix_learned_how"),
+            s=s,
+            w=w,
+            gamma=gamma,
             layer_scale=_numbers(get("layer_scale"), f"{where}.layer_scale", 0),
-            baselines={_text(k, f"{where}.baselines"): _number(v, f"{where}.baselines.{k}", 0, 1)
-                       for k, v in baselines.items()},
+            baselines={
+                _text(k, f"{where}.baselines"): _number(v, f"{where}.baselines.{k}", 0, 1) for k, v in baselines.items()
+            },
             paper=PaperNumbers.from_json(paper, f"{where}.paper") if paper is not None else None,
             data=DataNote.from_json(get("data"), f"{where}.data"),
-            seconds=_number(get("seconds"), f"{where}.seconds", 0))
+            seconds=_number(get("seconds"), f"{where}.seconds", 0),
+        )
         extra = {name: read(get(name), f"{where}.{name}") for name, read in cls.EXTRA.items()}
         return cls(**common, **extra)
 
@@ -193,8 +215,11 @@ class ModelInfo:
         ints = [_get(data, k, where) for k in ("num_parameters", "dim", "num_layers")]
         if not all(isinstance(n, int) and not isinstance(n, bool) for n in ints):
             raise ValueError(f"{where}: num_parameters, dim and num_layers must be whole numbers")
-        return cls(_text(_get(data, "name", where), f"{where}.name"), *ints,
-                   _text(data.get("fingerprint", ""), f"{where}.fingerprint"))
+        return cls(
+            _text(_get(data, "name", where), f"{where}.name"),
+            *ints,
+            _text(data.get("fingerprint", ""), f"{where}.fingerprint"),
+        )
 
 
 @dataclass
@@ -215,8 +240,13 @@ class ProbeReport:
         return cls(model, datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), note)
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "model": dataclasses.asdict(self.model), "created": self.created,
-                "note": self.note, "tasks": {name: r.to_json() for name, r in self.tasks.items()}}
+        return {
+            "format": FORMAT,
+            "model": dataclasses.asdict(self.model),
+            "created": self.created,
+            "note": self.note,
+            "tasks": {name: r.to_json() for name, r in self.tasks.items()},
+        }
 
     @classmethod
     def from_json(cls, data: Any, result_types: Mapping[str, type[TaskResult]], where: str = "report") -> ProbeReport:
@@ -230,9 +260,12 @@ class ProbeReport:
             tasks[name] = result_types[name].from_json(result, f"{where}: task {name}")
             if tasks[name].task != name:
                 raise ValueError(f"{where}: task {name!r} holds the result of {tasks[name].task!r}")
-        return cls(ModelInfo.from_json(_get(data, "model", where), f"{where}: model"),
-                   _text(data.get("created", ""), f"{where}.created"), _text(data.get("note", ""), f"{where}.note"),
-                   tasks)
+        return cls(
+            ModelInfo.from_json(_get(data, "model", where), f"{where}: model"),
+            _text(data.get("created", ""), f"{where}.created"),
+            _text(data.get("note", ""), f"{where}.note"),
+            tasks,
+        )
 
     def save(self, path: str | Path) -> None:
         """Write the report as indented JSON (parent folders are created)."""

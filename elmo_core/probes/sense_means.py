@@ -8,6 +8,7 @@ SemEval all-words sets, which no package ships, so only the pattern across layer
 
 Dims: N items, L + 1 layers, D = 2P.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,9 +29,13 @@ from elmo_core.probes.task import DataDirs, ProbeTask, Progress, noop, sub_progr
 
 TITLE = "Word sense (1-NN to sense means)"
 # Peters et al. 2018 (NAACL), as fractions. ELMO_SPEC.md section 13.
-PAPER = PaperNumbers(0.674, 0.690, "F1, all-words fine-grained WSD",
-                     "Table 5: sense means from SemCor 3.0, tested on the SensEval/SemEval sets of Raganato et al. "
-                     "(2017); original ELMo biLM (93.6M parameters, 1B Word Benchmark)")
+PAPER = PaperNumbers(
+    0.674,
+    0.690,
+    "F1, all-words fine-grained WSD",
+    "Table 5: sense means from SemCor 3.0, tested on the SensEval/SemEval sets of Raganato et al. "
+    "(2017); original ELMo biLM (93.6M parameters, 1B Word Benchmark)",
+)
 # sense items (whole lemmas; 0 = all): "full" runs in a few minutes on 2 CPU cores for the default model
 SIZES = {"full": {"items": 0}, "quick": {"items": 3000}}
 
@@ -44,8 +49,10 @@ class SenseMeansResult(TaskResult):
     mix_linear: float
     mix_equal: float
 
-    EXTRA = {"mix_linear": lambda v, where: _number(v, where, 0, 1),
-             "mix_equal": lambda v, where: _number(v, where, 0, 1)}
+    EXTRA = {
+        "mix_linear": lambda v, where: _number(v, where, 0, 1),
+        "mix_equal": lambda v, where: _number(v, where, 0, 1),
+    }
 
 
 def split_by_sentence(items: Sequence[SenseItem], test_fraction: float = 0.2, seed: int = 0) -> np.ndarray:
@@ -54,8 +61,9 @@ def split_by_sentence(items: Sequence[SenseItem], test_fraction: float = 0.2, se
     return np.array([zlib.crc32(f"{seed}|{' '.join(it.tokens)}".encode()) % 10_000 < cut for it in items])
 
 
-def _nearest_sense_scores(vectors: np.ndarray, items: Sequence[SenseItem], train: np.ndarray,
-                          test_rows: np.ndarray) -> np.ndarray:
+def _nearest_sense_scores(
+    vectors: np.ndarray, items: Sequence[SenseItem], train: np.ndarray, test_rows: np.ndarray
+) -> np.ndarray:
     """1 where the test item's nearest (cosine) sense mean of its lemma is its own sense, else 0."""
     means: dict[str, tuple[list[str], np.ndarray]] = {}
     by_key: dict[str, dict[str, list[int]]] = {}
@@ -72,8 +80,15 @@ def _nearest_sense_scores(vectors: np.ndarray, items: Sequence[SenseItem], train
     return out
 
 
-def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float = 0.2, seed: int = 0,
-                      batch_size: int = 64, epochs: int = 20, progress: Progress | None = None) -> SenseMeansResult:
+def sense_means_probe(
+    embedder,
+    items: Sequence[SenseItem],
+    test_fraction: float = 0.2,
+    seed: int = 0,
+    batch_size: int = 64,
+    epochs: int = 20,
+    progress: Progress | None = None,
+) -> SenseMeansResult:
     """Word-sense probe: 1-NN to per-sense mean vectors, per layer and for a learned scalar mix.
 
     Args:
@@ -85,7 +100,7 @@ def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float
 
     Returns: a ``SenseMeansResult`` (accuracies in [0, 1]).
     Raises: ValueError when no test item has a lemma seen in training.
-    Source: Peters et al. 2018 section 5.3 (1-NN to sense means; MFS-style fallback); issue 6.
+    Source: Peters et al. 2018 section 5.3 (1-NN to sense means; MFS-style fallback).
     """
     progress = progress or noop
     start = time.perf_counter()
@@ -100,8 +115,9 @@ def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float
     train, test_rows = train[used], np.searchsorted(used, test_rows)
     vectors, _ = embed_items(embedder, sub_items, batch_size, sub_progress(progress, 0.0, 0.6))  # (N, L + 1, D)
     num_layers = vectors.shape[1]
-    layers = [float(_nearest_sense_scores(vectors[:, j], sub_items, train, test_rows).mean())
-              for j in range(num_layers)]
+    layers = [
+        float(_nearest_sense_scores(vectors[:, j], sub_items, train, test_rows).mean()) for j in range(num_layers)
+    ]
     mix_equal = float(_nearest_sense_scores(vectors.mean(axis=1), sub_items, train, test_rows).mean())
     # baselines from the training split
     train_counts: dict[str, Counter] = {}
@@ -123,8 +139,15 @@ def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float
     for r, i in enumerate(train_rows):
         allowed[r, [sense_id[s] for s in train_counts[sub_items[i].key]]] = True
     labels = np.array([sense_id[sub_items[i].sense] for i in train_rows])
-    model = train_mix_classifier(vectors[train_rows], labels, len(senses), allowed, epochs=epochs, seed=seed,
-                                 progress=sub_progress(progress, 0.6, 0.95))
+    model = train_mix_classifier(
+        vectors[train_rows],
+        labels,
+        len(senses),
+        allowed,
+        epochs=epochs,
+        seed=seed,
+        progress=sub_progress(progress, 0.6, 0.95),
+    )
     mix = mix_summary(model)
     with torch.no_grad():
         test_allowed = np.zeros((len(test_rows), len(senses)), dtype=bool)
@@ -136,28 +159,44 @@ def sense_means_probe(embedder, items: Sequence[SenseItem], test_fraction: float
     mixed = np.einsum("j,njd->nd", np.asarray(mix["s"], dtype=np.float32), vectors)
     progress(1.0, "sense-means probe done")
     return SenseMeansResult(
-        task="wsd", title=TITLE, metric="accuracy", layers=layers,
+        task="wsd",
+        title=TITLE,
+        metric="accuracy",
+        layers=layers,
         mix_learned=float(_nearest_sense_scores(mixed, sub_items, train, test_rows).mean()),
         mix_learned_how="1-NN to sense means of the mix with the learned s (s learned by a linear sense "
-                        "classifier trained jointly with the mix)",
-        **mix, layer_scale=layer_scale(vectors),
-        baselines={"mfs": float(np.mean(mfs)), "chance": float(np.mean(chance))}, paper=PAPER,
-        data=DataNote(source="WordNet 3.0 example sentences (Debian wordnet-base), coarse senses = lexicographer files",
-                      n_train=int(train.sum()), n_test=int(len(test_rows)),
-                      split=f"by sentence, {test_fraction:.0%} of sentences held out (seed {seed})",
-                      counts={"n_items": len(sub_items), "n_lemmas": len({it.key for it in sub_items}),
-                              "n_senses": len(senses), "test_items_with_sense_unseen_in_training": int(unseen)}),
+        "classifier trained jointly with the mix)",
+        **mix,
+        layer_scale=layer_scale(vectors),
+        baselines={"mfs": float(np.mean(mfs)), "chance": float(np.mean(chance))},
+        paper=PAPER,
+        data=DataNote(
+            source="WordNet 3.0 example sentences (Debian wordnet-base), coarse senses = lexicographer files",
+            n_train=int(train.sum()),
+            n_test=int(len(test_rows)),
+            split=f"by sentence, {test_fraction:.0%} of sentences held out (seed {seed})",
+            counts={
+                "n_items": len(sub_items),
+                "n_lemmas": len({it.key for it in sub_items}),
+                "n_senses": len(senses),
+                "test_items_with_sense_unseen_in_training": int(unseen),
+            },
+        ),
         seconds=round(time.perf_counter() - start, 1),
-        mix_linear=float((pred == gold).mean()), mix_equal=mix_equal)
+        mix_linear=float((pred == gold).mean()),
+        mix_equal=mix_equal,
+    )
 
 
 def find_data(dirs: DataDirs) -> Path:
     from elmo_core.data.wordnet import find_wordnet_dir
+
     return find_wordnet_dir(dirs.get("wordnet"))
 
 
-def run(embedder, params: dict, max_items: int, seed: int, dirs: DataDirs,
-        progress: Progress | None) -> SenseMeansResult:
+def run(
+    embedder, params: dict, max_items: int, seed: int, dirs: DataDirs, progress: Progress | None
+) -> SenseMeansResult:
     """The task's entry: WordNet's examples, subsampled to ``max_items`` or ``params["items"]`` sense items
     (whole lemmas; 0 = all)."""
     from elmo_core.data.senses import read_wordnet_examples
@@ -165,8 +204,9 @@ def run(embedder, params: dict, max_items: int, seed: int, dirs: DataDirs,
     all_items = read_wordnet_examples(find_data(dirs))
     items = subsample_keys(all_items, max_items or params["items"], seed)
     result = sense_means_probe(embedder, items, seed=seed, progress=progress)
-    return dataclasses.replace(result, data=result.data.with_subsample(
-        subsample_note(len(items), len(all_items), "lemmas", seed)))
+    return dataclasses.replace(
+        result, data=result.data.with_subsample(subsample_note(len(items), len(all_items), "lemmas", seed))
+    )
 
 
 TASK = ProbeTask("wsd", TITLE, "word sense (sense means)", "#1f77b4", PAPER, SIZES, SenseMeansResult, find_data, run)

@@ -4,6 +4,7 @@ A task lives in its own module (``sense_means``, ``pos``, ``loo_sense``), which 
 result class and its ``TASK`` entry; ``elmo_core.probes`` lists the entries. Nothing else names a task: the command line,
 the result files and the Layers page read the table.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -11,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from elmo_core.model.embedder import Progress
+from elmo_core.model.chunked import Progress
 from elmo_core.probes.results import PaperNumbers, TaskResult
+
 # {"wordnet": folder or None, "brown": ...}; None = look in the usual places
 DataDirs = Mapping[str, "str | Path | None"]
 

@@ -5,6 +5,7 @@ the sum of both negative log likelihoods (Peters et al. 2018 section 3.1, equati
 layer is PyTorch's adaptive softmax (Grave et al. 2017), so a large word vocabulary is not the bottleneck.
 Dims: B sentences, T tokens, P projection size, V vocabulary size.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,9 +38,14 @@ class LMLoss:
         """(forward + backward) / 2 per predicted token: the LM part of the training loss."""
         return (self.forward_nll + self.backward_nll) / (2 * self.tokens)
 
-    def total(self, lexical_weight: float = 0.0, contextual_weight: float = 0.0,
-              similarity_weight: float = 0.0, occurrence_weight: float = 0.0,
-              side_bag_weight: float = 0.0) -> torch.Tensor:
+    def total(
+        self,
+        lexical_weight: float = 0.0,
+        contextual_weight: float = 0.0,
+        similarity_weight: float = 0.0,
+        occurrence_weight: float = 0.0,
+        side_bag_weight: float = 0.0,
+    ) -> torch.Tensor:
         """The training objective: the paper's LM loss, always, plus the weighted teacher losses."""
         loss = self.mean
         if side_bag_weight and self.side_bag is not None:
@@ -63,7 +69,9 @@ def cosine_distance(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 SIMILARITY_SAMPLE = 768  # tokens per batch whose pairwise similarities are matched (cost grows with its square)
 
 
-def similarity_distance(student: torch.Tensor, teacher: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def similarity_distance(
+    student: torch.Tensor, teacher: torch.Tensor, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """Mean squared difference of the pairwise cosine similarities of sampled rows (similarity-preserving
     distillation): it shapes the student's own geometry, which is what nearest neighbours and maps read.
 
@@ -80,8 +88,14 @@ def similarity_distance(student: torch.Tensor, teacher: torch.Tensor, generator:
 OCCURRENCE_SAMPLE = 2048  # at most this many repeated-word tokens per batch enter the same-word pairs
 
 
-def occurrence_distance(student: torch.Tensor, teacher: torch.Tensor, word_ids: torch.Tensor, min_id: int,
-                        temperature: float = 0.1, generator: torch.Generator | None = None) -> torch.Tensor | None:
+def occurrence_distance(
+    student: torch.Tensor,
+    teacher: torch.Tensor,
+    word_ids: torch.Tensor,
+    min_id: int,
+    temperature: float = 0.1,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor | None:
     """Listwise distillation over occurrences of the same word: for each occurrence, which of the word's
     other occurrences in the batch are nearest, as a distribution (softmax of cosine / ``temperature``); the
     loss is the KL divergence from the teacher's distribution to the student's, averaged over occurrences.
@@ -141,7 +155,7 @@ def side_bag_distance(top: torch.Tensor, target: torch.Tensor, mask: torch.Tenso
     inner = top[:, 1 : target.shape[1] + 1].float()
     student = torch.cat([inner[..., :k], inner[..., p : p + k]], dim=-1)[mask]
     goal = scale * target[mask].float()
-    energy = (goal ** 2).sum()
+    energy = (goal**2).sum()
     if float(energy) == 0.0:  # no kept word in the batch: nothing to be relative to
         return None
     return ((student - goal) ** 2).sum() / energy
@@ -173,13 +187,25 @@ class BiLanguageModel(nn.Module):
             ``teacher.context_bags``, 2 for ``teacher.directional_bags``.
     """
 
-    def __init__(self, bilm: BiLM, vocab_size: int, dropout: float = 0.1, cutoffs: list[int] | None = None,
-                 lexical_dim: int = 0, contextual_dim: int = 0, occurrence_min_id: int | None = None,
-                 occurrence_temperature: float = 0.1, bag_parts: int = 1, side_bag_scale: float = 8.0):
+    def __init__(
+        self,
+        bilm: BiLM,
+        vocab_size: int,
+        dropout: float = 0.1,
+        cutoffs: list[int] | None = None,
+        lexical_dim: int = 0,
+        contextual_dim: int = 0,
+        occurrence_min_id: int | None = None,
+        occurrence_temperature: float = 0.1,
+        bag_parts: int = 1,
+        side_bag_scale: float = 8.0,
+    ):
         super().__init__()
         self.bilm = bilm
         p = bilm.config.lstm.projection_dim
-        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(p, vocab_size, cutoffs or default_cutoffs(vocab_size), div_value=4.0)
+        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(
+            p, vocab_size, cutoffs or default_cutoffs(vocab_size), div_value=4.0
+        )
         self.dropout = nn.Dropout(dropout)
         # Teacher heads exist only in training; export writes the biLM and the softmax, never these.
         self.lexical_head = nn.Linear(p, lexical_dim) if lexical_dim else None
@@ -189,11 +215,16 @@ class BiLanguageModel(nn.Module):
         self.bag_parts = bag_parts
         self.side_bag_scale = side_bag_scale
 
-    def forward(self, char_ids: torch.Tensor, word_ids: torch.Tensor,
-                lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
-                contextual: tuple[torch.Tensor, torch.Tensor] | None = None,
-                context_bag: torch.Tensor | None = None, occurrence_ids: torch.Tensor | None = None,
-                side_bag: torch.Tensor | None = None) -> LMLoss:
+    def forward(
+        self,
+        char_ids: torch.Tensor,
+        word_ids: torch.Tensor,
+        lexical: tuple[torch.Tensor, torch.Tensor] | None = None,
+        contextual: tuple[torch.Tensor, torch.Tensor] | None = None,
+        context_bag: torch.Tensor | None = None,
+        occurrence_ids: torch.Tensor | None = None,
+        side_bag: torch.Tensor | None = None,
+    ) -> LMLoss:
         """Loss for a batch.
 
         Args:
@@ -238,15 +269,20 @@ class BiLanguageModel(nn.Module):
                     # Each of the bag's parts (one, or the two sides of ``teacher.directional_bags``) unit length,
                     # scaled so that the bag as a whole weighs as much as the teacher state.
                     parts = context_bag[tmask].float().chunk(self.bag_parts, dim=-1)
-                    geometry = torch.cat([nn.functional.normalize(geometry.float(), dim=-1, eps=1e-6),
-                                          *(nn.functional.normalize(b, dim=-1, eps=1e-6) / self.bag_parts ** 0.5
-                                            for b in parts)], dim=-1)
+                    geometry = torch.cat(
+                        [
+                            nn.functional.normalize(geometry.float(), dim=-1, eps=1e-6),
+                            *(nn.functional.normalize(b, dim=-1, eps=1e-6) / self.bag_parts**0.5 for b in parts),
+                        ],
+                        dim=-1,
+                    )
                 similarity_loss = similarity_distance(inner[tmask], geometry)
                 if self.occurrence_min_id is not None:  # None: the term is not in this run's objective
                     same_word = word_ids if occurrence_ids is None else occurrence_ids
                     token_ids = same_word[:, 1 : targets.shape[1] + 1][tmask]
-                    occurrence_loss = occurrence_distance(inner[tmask], geometry, token_ids, self.occurrence_min_id,
-                                                         self.occurrence_temperature)
+                    occurrence_loss = occurrence_distance(
+                        inner[tmask], geometry, token_ids, self.occurrence_min_id, self.occurrence_temperature
+                    )
         side_bag_loss = None
         if side_bag is not None:
             # Token j sits at position j + 1 and is real when position j + 2 (its successor or </S>) still is.
@@ -267,5 +303,13 @@ class BiLanguageModel(nn.Module):
         # low precision hurts.
         with torch.autocast(fwd_in.device.type, enabled=False):
             logp = self.softmax(torch.cat([fwd_in, bwd_in]).float(), torch.cat([fwd_target, bwd_target])).output
-        return LMLoss(-logp[:n].sum(), -logp[n:].sum(), n, lexical_loss, contextual_loss, similarity_loss, occurrence_loss,
-                      side_bag_loss)
+        return LMLoss(
+            -logp[:n].sum(),
+            -logp[n:].sum(),
+            n,
+            lexical_loss,
+            contextual_loss,
+            similarity_loss,
+            occurrence_loss,
+            side_bag_loss,
+        )

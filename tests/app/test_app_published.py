@@ -7,6 +7,7 @@ The "published" models here are the reference test model served in the published
 folder, so nothing leaves the machine and the user's cache is never seen. Small and medium are used because the
 table knows no exact size for them (Original's weights must be 374,434,792 bytes, which the test model is not).
 """
+
 from __future__ import annotations
 
 import os
@@ -16,15 +17,17 @@ import threading
 import numpy as np
 import pytest
 
-from app.serving import downloads as downloads_module
 from app.explore import inputs, mixing
-from app.serving import resources
-from app.session import state
 from app.render.safe import shown
+from app.serving import downloads as downloads_module
+from app.serving import limits, memory, models, published
+from app.session import keys
 from elmo_core.model import published as store
 from elmo_core.model.download import Policy
 from tests.conftest import ALLENNLP, ROOT, frame_of, no_errors, start_app
 from tests.mirror import Mirror
+
+pytestmark = pytest.mark.download_server
 
 QUICK = Policy(connect_timeout=2, read_timeout=5, retries=2, backoff=0.01)
 
@@ -62,8 +65,11 @@ def requests_for(mirror: Mirror, name: str) -> list[str]:
 
 
 def sidebar_text(at) -> str:
-    parts = [shown(e.value) for kind in ("markdown", "caption", "warning", "info", "error", "success")
-             for e in getattr(at.sidebar, kind)]
+    parts = [
+        shown(e.value)
+        for kind in ("markdown", "caption", "warning", "info", "error", "success")
+        for e in getattr(at.sidebar, kind)
+    ]
     return "\n".join(parts)
 
 
@@ -79,22 +85,30 @@ def test_the_panel_lists_the_published_models_and_downloads_are_off_by_default(e
     assert list(at.radio(key="bundled_model").options) == ["default", "lm-only", "small"]
     assert at.radio(key="bundled_model").value == "default" and frame_of(at).model_key == "default"
     text = sidebar_text(at)
-    for line in ("**Small** · 13.6M parameters · about 54 MB", "**Medium** · 28.0M parameters · about 112 MB",
-                 "**Original** · 93.6M parameters · 374 MB", "**Original (5.5B)** · 93.6M parameters · about 374 MB"):
+    for line in (
+        "**Small** · 13.6M parameters · about 54 MB",
+        "**Medium** · 28.0M parameters · about 112 MB",
+        "**Original** · 93.6M parameters · 374 MB",
+        "**Original (5.5B)** · 93.6M parameters · about 374 MB",
+    ):
         assert line in text
     assert "Downloaded: pick “small” under Model above." in text
     # the uncached ones show the command, as code
     captions = [str(c.value) for c in at.sidebar.caption]
     for name in ("medium", "original", "original-5.5b"):
-        assert any(shown(c).startswith("Not downloaded on this server. The operator can run")
-                   and c.endswith(f"`{store.download_command(name)}`") for c in captions), name
+        assert any(
+            shown(c).startswith("Not downloaded on this server. The operator can run")
+            and c.endswith(f"`{store.download_command(name)}`")
+            for c in captions
+        ), name
     # the command names this server's cache and mirror, so that it fills the cache the server reads
-    assert store.download_command("medium").endswith(f"--cache-dir {store.resolve_cache_dir()} --base-url "
-                                                     f"{store.resolve_base_url()}")
+    assert store.download_command("medium").endswith(
+        f"--cache-dir {store.resolve_cache_dir()} --base-url {store.resolve_base_url()}"
+    )
     assert "Downloading from this page is off on this server" in text
     assert not [b for b in at.sidebar.button if (b.key or "").startswith("download_")]
     with pytest.raises(PermissionError, match="ELMO_EXPLORER_ALLOW_DOWNLOADS=1"):
-        resources.start_download("medium")  # no button, and no way around it
+        published.start_download("medium")  # no button, and no way around it
     assert len(env.requests) == before  # nothing fetched by the page
 
 
@@ -114,7 +128,7 @@ def test_the_download_button_runs_in_the_background_once_for_every_session(env, 
     assert alice.button(key="download_medium").label == "Download (about 112 MB)"
     alice.button(key="download_medium").click().run()
     no_errors(alice)
-    assert resources.downloads().running() == ["medium"]
+    assert published.downloads().running() == ["medium"]
     assert shown(alice.sidebar.progress[0].text) == "medium: starting the download"
     bob.button(key="download_medium").click().run()  # drawn before alice pressed: bob's press joins hers
     no_errors(bob)
@@ -123,7 +137,7 @@ def test_the_download_button_runs_in_the_background_once_for_every_session(env, 
     no_errors(bob)
     assert frame_of(bob).s[2] > frame_of(bob).s[0]
     gate.set()
-    assert resources.downloads().wait("medium", 60).finished
+    assert published.downloads().wait("medium", 60).finished
     for at in (alice.run(), bob.run()):
         no_errors(at)
         assert list(at.radio(key="bundled_model").options) == ["default", "lm-only", "medium"]
@@ -135,11 +149,12 @@ def test_the_download_button_runs_in_the_background_once_for_every_session(env, 
 
 def test_a_failed_download_says_why_in_one_line(env, monkeypatch):
     from tests.mirror import Fault
+
     monkeypatch.setenv("ELMO_EXPLORER_ALLOW_DOWNLOADS", "1")
     env.add_fault(store.PUBLISHED["medium"].paths()["options.json"], Fault("status", status=404))
     at = start()
     at.button(key="download_medium").click().run()
-    assert resources.downloads().wait("medium", 60).error
+    assert published.downloads().wait("medium", 60).error
     at.run()
     no_errors_but_the_download(at)
     error = shown(at.sidebar.error[0].value)
@@ -162,24 +177,52 @@ def test_a_cached_model_opens_from_the_radio_and_from_a_link_with_one_copy_in_me
     frame = frame_of(at)
     assert frame.model_key == "published:small" and frame.vectors.shape[1] == 32
     # the fixture biLM's own vectors of the first occurrence, equal layer weights
-    lines = inputs.parse_input(at.session_state[state.SENTENCES]).lines
+    lines = inputs.parse_input(at.session_state[keys.SENTENCES]).lines
     first = inputs.find_occurrences(lines, "bank")[0]
     acts = embedder.embed_sentence(list(lines[first.line].tokens))
-    np.testing.assert_allclose(frame.vectors[0], mixing.scalar_mix(acts[:, first.position], [0, 0, 0], 1.0),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        frame.vectors[0], mixing.scalar_mix(acts[:, first.position], [0, 0, 0], 1.0), rtol=1e-5, atol=1e-6
+    )
     assert at.query_params["model"] == "small"
     text = sidebar_text(at)
     assert "**small**  \npublished ELMo Small (AllenNLP), from this server's cache" in text
     assert "the cached options.json describes a model of 105,120 parameters" in text  # said, not hidden
-    assert resources.model_registry().used_bytes >= 105_120 * 4  # counted in the server's memory for loaded models
+    assert limits.model_registry().used_bytes >= 105_120 * 4  # counted in the server's memory for loaded models
     other = start(model="small", tab="compare")  # the link, in a new AppTest (same session id: AppTest has one)
     no_errors(other)
     assert other.radio(key="bundled_model").value == "small" and frame_of(other).model_key == "published:small"
-    sides = other.session_state[state.private("compare_sides")]
+    sides = other.session_state[keys.private("compare_sides")]
     assert [s.key for s in sides] == ["published:small", "default"]  # the Compare tab offers it, beside the default
     at.radio(key="bundled_model").set_value("default").run()
     assert frame_of(at).model_key == "default" and "model" not in at.query_params
-    assert resources.model_registry().used_bytes == 0  # released: nobody uses it
+    assert limits.model_registry().used_bytes == 0  # released: nobody uses it
+
+
+def _count_calls(monkeypatch, module, name: str, calls: dict) -> None:
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls[name] = calls.get(name, 0) + 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+
+
+def test_a_link_to_a_published_model_resolves_it_once_per_run_and_reads_it_once(env, monkeypatch):
+    from app.serving import startup
+
+    cache("small")
+    calls: dict[str, int] = {}
+    _count_calls(monkeypatch, models, "_resolve", calls)  # the session's model, from the registry or the choice
+    _count_calls(monkeypatch, models, "load_published_model", calls)
+    _count_calls(monkeypatch, startup, "load_bilm_from_elmo_files", calls)  # elmo_core: the weights read
+    at = start(model="small")
+    no_errors(at)
+    assert frame_of(at).model_key == "published:small"
+    assert calls["_resolve"] == 1 and calls["load_published_model"] == 1  # the panel's; the page took that model
+    assert calls["load_bilm_from_elmo_files"] == 1
+    at.run()  # a rerun: resolved once more, found in the registry as this session's model, nothing read
+    assert calls["_resolve"] == 2 and calls["load_published_model"] == 1 and calls["load_bilm_from_elmo_files"] == 1
 
 
 def test_a_published_model_unloaded_to_make_room_puts_the_radio_back(env, monkeypatch):
@@ -194,28 +237,28 @@ def test_a_published_model_unloaded_to_make_room_puts_the_radio_back(env, monkey
     at.switch_page("views/layers.py").run()  # the other page runs on it too
     no_errors(at)
     at.switch_page("views/explorer.py").run()
-    registry = resources.model_registry()
+    registry = limits.model_registry()
     registry.cancel(registry.reserve("someone else", "upload:x", 800_000))  # small (0.4 MB) idle: it goes
     at.run()
     no_errors(at)
     assert at.radio(key="bundled_model").value == "default" and frame_of(at).model_key == "default"
     assert "Your model “small” was unloaded to make room for another user's model" in sidebar_text(at)
     at.run()
-    assert frame_of(at).model_key == "default" and resources.model_registry().used_bytes == 0  # not reloaded
+    assert frame_of(at).model_key == "default" and limits.model_registry().used_bytes == 0  # not reloaded
 
 
 def test_sessions_share_one_copy_of_a_published_model(env):
     cache("small")
-    alice = resources.load_published_model("small", session="alice")
-    bob = resources.load_published_model("small", session="bob")
+    alice = published.load_published_model("small", session="alice")
+    bob = published.load_published_model("small", session="bob")
     assert alice.embedder is bob.embedder and alice.key == bob.key == "published:small"
-    one_copy = resources.model_bytes(alice.embedder.bilm)
-    assert resources.model_registry().used_bytes == one_copy
-    resources.release_model("alice")
-    assert resources.model_registry().used_bytes == one_copy  # bob still holds it
-    assert resources.current_model(session="bob")[0].embedder is alice.embedder
-    resources.release_model("bob")
-    assert resources.model_registry().used_bytes == 0
+    one_copy = memory.model_bytes(alice.embedder.bilm)
+    assert limits.model_registry().used_bytes == one_copy
+    models.release_model("alice")
+    assert limits.model_registry().used_bytes == one_copy  # bob still holds it
+    assert models.current_model(session="bob")[0].embedder is alice.embedder
+    models.release_model("bob")
+    assert limits.model_registry().used_bytes == 0
 
 
 def test_a_link_to_a_model_not_downloaded_keeps_the_default_and_says_so(env):
@@ -223,8 +266,10 @@ def test_a_link_to_a_model_not_downloaded_keeps_the_default_and_says_so(env):
     no_errors(at)
     assert frame_of(at).model_key == "default" and at.radio(key="bundled_model").value == "default"
     warnings = " ".join(shown(w.value) for w in at.warning)
-    assert ("The link asks for the model 'small', which is not downloaded on this server (the operator can run: "
-            f"{store.download_command('small')}). Using default.") in warnings
+    assert (
+        "The link asks for the model 'small', which is not downloaded on this server (the operator can run: "
+        f"{store.download_command('small')}). Using default."
+    ) in warnings
     hostile = start(model="../../etc/passwd")
     no_errors(hostile)
     assert frame_of(hostile).model_key == "default"
@@ -238,8 +283,10 @@ def test_a_damaged_cached_model_is_not_offered_and_says_how_to_mend_it(env):
     at = start(model="small")
     no_errors(at)
     assert list(at.radio(key="bundled_model").options) == ["default", "lm-only"] and frame_of(at).model_key == "default"
-    assert ("The link asks for the model 'small', which is damaged in this server's cache (the operator can run: "
-            f"{store.download_command('small')} --force). Using default.") in " ".join(shown(w.value) for w in at.warning)
+    assert (
+        "The link asks for the model 'small', which is damaged in this server's cache (the operator can run: "
+        f"{store.download_command('small')} --force). Using default."
+    ) in " ".join(shown(w.value) for w in at.warning)
     caption = next(str(c.value) for c in at.sidebar.caption if "Damaged" in shown(c.value))
     assert shown(caption).startswith("Damaged in this server's cache (weights.hdf5 has 1,000 bytes, but ")
     assert caption.endswith(f"`{store.download_command('small')} --force`")
@@ -255,32 +302,44 @@ def test_a_model_over_the_servers_limits_is_refused_with_a_message(env, monkeypa
     assert not at.exception
     assert shown(at.sidebar.error[0].value) == (
         "Could not load small: options.json describes a model of 105,120 parameters (0.0 GiB in float32), over "
-        "this server's budget of 100,000 parameters  \nStill using **default**.")
+        "this server's budget of 100,000 parameters  \nStill using **default**."
+    )
     assert at.radio(key="bundled_model").value == "default" and frame_of(at).model_key == "default"
-    assert resources.model_registry().used_bytes == 0
+    assert limits.model_registry().used_bytes == 0
     text = sidebar_text(at)
-    assert ("Larger than this server allows for a loaded model (93,600,848 parameters; the limit is 100,000, "
-            "ELMO_EXPLORER_MAX_PARAMETERS).") in text
+    assert (
+        "Larger than this server allows for a loaded model (93,600,848 parameters; the limit is 100,000, "
+        "ELMO_EXPLORER_MAX_PARAMETERS)."
+    ) in text
     buttons = [b.key for b in at.sidebar.button if (b.key or "").startswith("download_")]
     assert buttons == []  # the table's Medium (28M parameters) is over 100,000 too: no button that can only fail
 
 
-NOT_CACHED = ("ELMO_EXPLORER_MODEL=original: the published model “original” is not downloaded on this server, so the "
-              "server started on the default model. The operator can run: {command} (or "
-              "make app MODEL=original), then restart it.")
-NOT_A_NAME = ("ELMO_EXPLORER_MODEL=orignal is not a model name (bundled: default, lm-only; published: small, medium, "
-              "original, original-5.5b); the server started on the default model.")
+NOT_CACHED = (
+    "ELMO_EXPLORER_MODEL=original: the published model “original” is not downloaded on this server, so the "
+    "server started on the default model. The operator can run: {command} (or "
+    "make app MODEL=original), then restart it."
+)
+NOT_A_NAME = (
+    "ELMO_EXPLORER_MODEL=orignal is not a model name (bundled: default, lm-only; published: small, medium, "
+    "original, original-5.5b); the server started on the default model."
+)
 
 
-@pytest.mark.parametrize("name, cached, key, said", [("small", True, "published:small", ""),
-                                                     ("lm-only", False, "bundled:lm-only", ""),
-                                                     ("original", False, "default", NOT_CACHED),
-                                                     ("orignal", False, "default", NOT_A_NAME)])
+@pytest.mark.parametrize(
+    "name, cached, key, said",
+    [
+        ("small", True, "published:small", ""),
+        ("lm-only", False, "bundled:lm-only", ""),
+        ("original", False, "default", NOT_CACHED),
+        ("orignal", False, "default", NOT_A_NAME),
+    ],
+)
 def test_the_startup_model_named_by_the_environment(env, monkeypatch, caplog, name, cached, key, said):
     if cached:
         cache(name)
     monkeypatch.setenv("ELMO_EXPLORER_MODEL", name)
-    with caplog.at_level("WARNING", logger="app.serving.resources"):
+    with caplog.at_level("WARNING", logger="app.serving.startup"):
         at = start()
     no_errors(at)
     assert frame_of(at).model_key == key and at.radio(key="bundled_model").value == key.rpartition(":")[2]
@@ -300,8 +359,14 @@ def test_make_app_with_a_model_downloads_it_first_and_without_one_is_unchanged()
     def dry(*args: str) -> str:
         # run from `make test` too: a nested make would print "Entering directory" lines around the recipe
         env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
-        return subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "app", *args], cwd=ROOT,
-                              capture_output=True, text=True, check=True, env=env).stdout
+        return subprocess.run(
+            ["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "app", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        ).stdout
 
     plain = dry()
     assert "elmo_core download" not in plain and "ELMO_EXPLORER_MODEL" not in plain

@@ -9,6 +9,7 @@ saves a screenshot (pytest's tmp path, and ``$ELMO_SCREENSHOT_DIR`` when set).
 Needs /usr/bin/chromium and /usr/bin/chromedriver (Debian packages ``chromium`` and ``chromium-driver``).
 Without them the test is skipped, unless ``ELMO_REQUIRE_BROWSER=1`` (CI), where it fails instead.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,12 +28,22 @@ import pytest
 
 from deploy.replicas import free_port, healthy
 
+pytestmark = [pytest.mark.browser, pytest.mark.multiprocess]
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROME_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+CHROME_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 STARTUP_TIMEOUT = 60  # server start (imports torch, streamlit) on a busy 2-core machine
 STEP_TIMEOUT = 30  # one rerun of the page in the browser
 FIRST_PAGE_TIMEOUT = 150  # a browser's first page: a new session (and on the first one, the model's first use)
@@ -57,8 +68,10 @@ def _browser_missing() -> str | None:
         return "selenium is not installed (pip install -r requirements-test.txt)"
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not (os.path.isfile(p) and os.access(p, os.X_OK))]
     if missing:
-        return (f"{' and '.join(missing)} not found: install Debian's chromium and chromium-driver "
-                "(apt-get install chromium chromium-driver)")
+        return (
+            f"{' and '.join(missing)} not found: install Debian's chromium and chromium-driver "
+            "(apt-get install chromium chromium-driver)"
+        )
     return None
 
 
@@ -72,21 +85,42 @@ def _skip_or_fail(reason: str) -> None:
 def app_url(tmp_path):
     """The explorer on a free port with the tiny fixture model; stopped (whole process group) afterwards."""
     port = free_port()
-    env = dict(os.environ,
-               PYTHONPATH=str(ROOT),  # this checkout's app and elmo_core, whichever copy is installed
-               ELMO_EXPLORER_OPTIONS=str(FIXTURE / "options.json"),
-               ELMO_EXPLORER_WEIGHTS=str(FIXTURE / "lm_weights.hdf5"),
-               ELMO_EXPLORER_DEVICE="cpu",
-               ELMO_EXPLORER_UMAP_WARMUP="0",  # 5 points: the map is PCA anyway; no numba compile
-               ELMO_EXPLORER_REFERENCE=str(tmp_path / "no-reference.txt"))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),  # this checkout's app and elmo_core, whichever copy is installed
+        ELMO_EXPLORER_OPTIONS=str(FIXTURE / "options.json"),
+        ELMO_EXPLORER_WEIGHTS=str(FIXTURE / "lm_weights.hdf5"),
+        ELMO_EXPLORER_DEVICE="cpu",
+        ELMO_EXPLORER_UMAP_WARMUP="0",  # 5 points: the map is PCA anyway; no numba compile
+        ELMO_EXPLORER_REFERENCE=str(tmp_path / "no-reference.txt"),
+    )
     for key in ("ELMO_EXPLORER_CHECKPOINT", "ELMO_EXPLORER_ALLOW_SERVER_PATHS"):
         env.pop(key, None)
     log = open(tmp_path / "streamlit.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app/streamlit_app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -94,8 +128,10 @@ def app_url(tmp_path):
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{(tmp_path / 'streamlit.log').read_text()}")
             if time.monotonic() > deadline:
-                pytest.fail(f"no 'ok' from {url}/_stcore/health after {STARTUP_TIMEOUT} s:\n"
-                            f"{(tmp_path / 'streamlit.log').read_text()}")
+                pytest.fail(
+                    f"no 'ok' from {url}/_stcore/health after {STARTUP_TIMEOUT} s:\n"
+                    f"{(tmp_path / 'streamlit.log').read_text()}"
+                )
             time.sleep(0.3)
         yield url
     finally:
@@ -164,6 +200,7 @@ return traces.length ? traces : null;
 def _wait(driver, what: str, condition, timeout: float = STEP_TIMEOUT):
     """Poll ``condition(driver)`` until it returns something truthy; fail with the page's errors if not."""
     from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -181,11 +218,13 @@ def _wait(driver, what: str, condition, timeout: float = STEP_TIMEOUT):
 
 def _page_errors(driver) -> list[str]:
     from selenium.webdriver.common.by import By
+
     return [e.text[:500] for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="stException"]')]
 
 
 def _body_text(driver) -> str:
     from selenium.webdriver.common.by import By
+
     return driver.find_element(By.TAG_NAME, "body").text
 
 
@@ -197,14 +236,16 @@ def _s_values(driver) -> list[str]:
 def _idle(driver) -> bool:
     """No script run in progress and no element left over (stale) from the previous run."""
     from selenium.webdriver.common.by import By
-    return not driver.find_elements(By.CSS_SELECTOR,
-                                    '[data-testid="stStatusWidgetRunningIcon"], [data-stale="true"]')
+
+    return not driver.find_elements(By.CSS_SELECTOR, '[data-testid="stStatusWidgetRunningIcon"], [data-stale="true"]')
 
 
 def _find(driver, css: str):
     from selenium.webdriver.common.by import By
-    return _wait(driver, css, lambda d: (lambda found: found[0] if found else None)(
-        d.find_elements(By.CSS_SELECTOR, css)))
+
+    return _wait(
+        driver, css, lambda d: (lambda found: found[0] if found else None)(d.find_elements(By.CSS_SELECTOR, css))
+    )
 
 
 def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser first: skip before starting the app
@@ -218,8 +259,14 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     # 1. open the sentences box (closed: the first visit shows an example set), type the sentences (Ctrl+Enter
     # submits a text area)
     _find(d, ".st-key-explorer_sentences_open summary").click()
-    area = _wait(d, "the open text area", lambda d: next((a for a in d.find_elements(
-        By.CSS_SELECTOR, ".st-key-explorer_sentences textarea") if a.is_displayed()), None))
+    area = _wait(
+        d,
+        "the open text area",
+        lambda d: next(
+            (a for a in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_sentences textarea") if a.is_displayed()),
+            None,
+        ),
+    )
     area.send_keys(Keys.CONTROL, "a")
     area.send_keys(Keys.DELETE)
     area.send_keys(SENTENCES)
@@ -230,12 +277,22 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     box = _find(d, ".st-key-explorer_word input")
     box.click()
     box.send_keys("light")
-    option = _wait(d, "the option 'light'", lambda d: next(
-        (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith("light")), None))
+    option = _wait(
+        d,
+        "the option 'light'",
+        lambda d: next(
+            (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith("light")), None
+        ),
+    )
     option.click()
     _wait(d, "the occurrences of 'light'", lambda d: "5 occurrences of “light”" in _body_text(d))
-    before = _wait(d, "the map of 'light'", lambda d: (lambda data: data if data and any(
-        t[0] == "lamp" for t in data) else None)(d.execute_script(MAP_DATA_JS)))
+    before = _wait(
+        d,
+        "the map of 'light'",
+        lambda d: (lambda data: data if data and any(t[0] == "lamp" for t in data) else None)(
+            d.execute_script(MAP_DATA_JS)
+        ),
+    )
     s_before = _s_values(d)
     assert s_before == ["0.333", "0.333", "0.333"], s_before
     points_before = sum(len(t[1]) for t in before if t[0] != "neighbours query")
@@ -251,8 +308,11 @@ def test_type_pick_slide_and_screenshot(browser, app_url, tmp_path):  # browser 
     _wait(d, f"s_j = {expected} after the slider move", lambda d: _s_values(d) == expected or None)
     s_after = _s_values(d)
     assert s_after == expected, s_after
-    after = _wait(d, "the map to change", lambda d: (lambda data: data if data and data != before else None)(
-        d.execute_script(MAP_DATA_JS)))
+    after = _wait(
+        d,
+        "the map to change",
+        lambda d: (lambda data: data if data and data != before else None)(d.execute_script(MAP_DATA_JS)),
+    )
 
     # 4. the figure changed: same traces and points, moved coordinates
     assert [t[0] for t in after] == [t[0] for t in before]
@@ -283,25 +343,44 @@ return g._fullData.map(t => [t.name, Array.from(t.x || []), Array.from(t.y || []
 def _pick(driver, key: str, option_start: str) -> None:
     """Choose an option of the selectbox with ``key`` (a combobox: type to filter, click the option)."""
     from selenium.webdriver.common.by import By
-    box = _wait(driver, f"the {key} box", lambda d: next(
-        (b for b in d.find_elements(By.CSS_SELECTOR, f".st-key-{key} input[role=combobox]") if b.is_displayed()), None))
+
+    box = _wait(
+        driver,
+        f"the {key} box",
+        lambda d: next(
+            (b for b in d.find_elements(By.CSS_SELECTOR, f".st-key-{key} input[role=combobox]") if b.is_displayed()),
+            None,
+        ),
+    )
     box.click()
     box.send_keys(option_start)
-    _wait(driver, f"the option {option_start!r}", lambda d: next(
-        (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith(option_start)), None)).click()
+    _wait(
+        driver,
+        f"the option {option_start!r}",
+        lambda d: next(
+            (o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if o.text.startswith(option_start)), None
+        ),
+    ).click()
 
 
 def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
     """The Compare tab: the startup (fixture) model against the bundled lm-only model on the bank example."""
     from selenium.webdriver.common.by import By
+
     from elmo_core.paths import BUNDLED_MODELS
+
     if not (BUNDLED_MODELS["lm-only"] / "model.safetensors").is_file():
         pytest.skip("the bundled lm-only model is not in this checkout")
     d = browser
     d.get(app_url + "/?ex=bank&word=bank")
     _wait(d, "the map of 'bank'", lambda d: d.execute_script(MAP_DATA_JS), 120)  # a busy machine: a slow first page
-    tab = _wait(d, "the Compare models tab", lambda d: next(
-        (t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if t.text.startswith("Compare")), None))
+    tab = _wait(
+        d,
+        "the Compare models tab",
+        lambda d: next(
+            (t for t in d.find_elements(By.CSS_SELECTOR, "[role=tab]") if t.text.startswith("Compare")), None
+        ),
+    )
     tab.click()
     _pick(d, "explorer_compare_a", "lm_weights.hdf5")
     _pick(d, "explorer_compare_b", "lm-only")
@@ -326,6 +405,8 @@ def test_compare_two_models_side_by_side(browser, app_url, tmp_path):
         out = Path(os.environ["ELMO_SCREENSHOT_DIR"])
         out.mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, out / shot.name)
+
+
 SCROLL_TO_MAP_JS = """
 const chart = document.querySelector('.st-key-explorer_map_chart');
 if (chart) chart.scrollIntoView({block: 'center'});  // a chart outside the window may not be drawn yet
@@ -340,15 +421,20 @@ def _map_points(driver, timeout: float = STEP_TIMEOUT) -> list | None:
 def _truncated(driver, css: str) -> list[str]:
     """Texts of the elements matching ``css`` that are cut (wider than their box, or an ellipsis); a closed
     sidebar's are not shown, so not cut."""
-    return driver.execute_script("""
+    return driver.execute_script(
+        """
         return Array.from(document.querySelectorAll(arguments[0]))
             .filter(e => e.offsetParent !== null && !e.closest('[data-testid="stSidebar"][data-collapsed="true"]'))
             .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText);
-    """, css)
+    """,
+        css,
+    )
 
 
-LABELS = ('[data-testid="stWidgetLabel"] p, [data-testid="stCheckbox"] label p, '
-          '[data-testid="stMarkdownContainer"] p, [role="tab"] p')
+LABELS = (
+    '[data-testid="stWidgetLabel"] p, [data-testid="stCheckbox"] label p, '
+    '[data-testid="stMarkdownContainer"] p, [role="tab"] p'
+)
 
 
 def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(browser, app_url):
@@ -367,14 +453,29 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
     _wait(d, "w_1 = 0.3 in the URL", lambda d: "w=0%2C0.3%2C0" in d.current_url)
     _find(d, ".st-key-explorer_layer_norm label").click()
     _wait(d, "layer norm in the URL", lambda d: "ln=1" in d.current_url)
-    sentence = _wait(d, "the colour-by radio", lambda d: next(
-        (e for e in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_color_by label") if e.text == "sentence"), None))
+    sentence = _wait(
+        d,
+        "the colour-by radio",
+        lambda d: next(
+            (e for e in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_color_by label") if e.text == "sentence"),
+            None,
+        ),
+    )
     sentence.click()
     _wait(d, "colour by sentence in the URL", lambda d: "color=sentence" in d.current_url)
     _map_points(d)  # the map redrawn with one colour per sentence
-    point = _wait(d, "occurrence #5 on the map", lambda d: next(  # click it: the neighbours query
-        (p for p in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_map_chart svg .mark-symbol.role-mark path")
-         if (p.get_attribute("aria-label") or "").startswith("sentence 5 · #5 ")), None))
+    point = _wait(
+        d,
+        "occurrence #5 on the map",
+        lambda d: next(  # click it: the neighbours query
+            (
+                p
+                for p in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_map_chart svg .mark-symbol.role-mark path")
+                if (p.get_attribute("aria-label") or "").startswith("sentence 5 · #5 ")
+            ),
+            None,
+        ),
+    )
     ActionChains(d).move_to_element(point).click().perform()
     _wait(d, "the clicked query #5 in the URL", lambda d: "q=5" in d.current_url)
     link = d.current_url
@@ -385,9 +486,14 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
     # the same link in a fresh browser: the same picture, point for point
     with _chromium() as fresh:
         fresh.get(link)
-        again = _wait(fresh, "the same map", lambda f: (lambda data: data if data and any(
-            t[0] == "sentence 5" for t in data) else None)(f.execute_script(SCROLL_TO_MAP_JS + MAP_DATA_JS)),
-            FIRST_PAGE_TIMEOUT)
+        again = _wait(
+            fresh,
+            "the same map",
+            lambda f: (lambda data: data if data and any(t[0] == "sentence 5" for t in data) else None)(
+                f.execute_script(SCROLL_TO_MAP_JS + MAP_DATA_JS)
+            ),
+            FIRST_PAGE_TIMEOUT,
+        )
         assert [t[0] for t in again] == [t[0] for t in shown]
         for a, b in zip(again, shown):
             assert a[1] == pytest.approx(b[1], abs=1e-9) and a[2] == pytest.approx(b[2], abs=1e-9), (a, b)
@@ -410,7 +516,8 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         assert "ELMo gives every word a vector" not in _body_text(small)  # no intro
         width = small.execute_script("return document.documentElement.clientWidth")
         right = small.execute_script(
-            "return document.querySelector('.st-key-explorer_map_chart').getBoundingClientRect().right")
+            "return document.querySelector('.st-key-explorer_map_chart').getBoundingClientRect().right"
+        )
         assert right <= width, (right, width)
         assert _truncated(small, LABELS) == []
         # the weights rail stands beside the map, and the four sliders and the whole map fit one 1,024 x 768
@@ -431,11 +538,16 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         _map_points(small)
         assert small.execute_script("return getComputedStyle(document.documentElement).fontSize") != "19px"
         assert _truncated(small, LABELS) == []
-        formula = next(e for e in small.find_elements(By.CSS_SELECTOR, '[data-testid="stMarkdownContainer"] p')
-                       if e.text.startswith("ELMo = γ"))
-        edges = small.execute_script("""return [arguments[0].getBoundingClientRect().right, arguments[0].scrollWidth,
+        formula = next(
+            e
+            for e in small.find_elements(By.CSS_SELECTOR, '[data-testid="stMarkdownContainer"] p')
+            if e.text.startswith("ELMo = γ")
+        )
+        edges = small.execute_script(
+            """return [arguments[0].getBoundingClientRect().right, arguments[0].scrollWidth,
             arguments[0].clientWidth, document.querySelector('.st-key-explorer_map_chart').getBoundingClientRect().left];""",
-                                     formula)
+            formula,
+        )
         assert edges[0] < edges[3] and edges[1] <= edges[2], edges
 
 
@@ -457,15 +569,21 @@ return {sliders: sliders.map(box), map: box(document.querySelector('.st-key-expl
 def _screen(driver, width: int, height: int) -> None:
     """Make the page's viewport exactly ``width`` x ``height`` CSS pixels (a full-screen browser on such a screen:
     a headless window of that size loses its height to the browser's own bars)."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
 
 
 def _live_boxes(driver) -> dict:
     """The boxes of LIVE_BOXES_JS once the map and every slider are drawn (the fixture biLM: w_0, w_1, w_2, γ)."""
-    return _wait(driver, "the sliders and the map", lambda d: (lambda b: b if len(b["sliders"]) == 4 and
-                                                                b["map"]["bottom"] > b["map"]["top"] else None)(
-        d.execute_script(f"return (() => {{{LIVE_BOXES_JS}}})()")))
+    return _wait(
+        driver,
+        "the sliders and the map",
+        lambda d: (lambda b: b if len(b["sliders"]) == 4 and b["map"]["bottom"] > b["map"]["top"] else None)(
+            d.execute_script(f"return (() => {{{LIVE_BOXES_JS}}})()")
+        ),
+    )
 
 
 # Scroll the page (Streamlit scrolls an element, not the window) by arguments[0] pixels; 0 goes back to the top.
@@ -491,6 +609,7 @@ def _one_screen(driver) -> tuple[float, float, dict]:
 
 def _fits_one_screen(d, app_url: str, width: int, height: int) -> None:
     from selenium.webdriver.common.by import By
+
     _screen(d, width, height)
     d.get(app_url + "/?ex=bank&word=bank")
     _map_points(d, FIRST_PAGE_TIMEOUT)
@@ -513,13 +632,22 @@ def _fits_one_screen(d, app_url: str, width: int, height: int) -> None:
     # presentation mode, switched on in the sidebar while the sidebar is open
     d.execute_script(SCROLL_PAGE_JS, 0)
     _find(d, '[data-testid="stExpandSidebarButton"]').click()
-    _wait(d, "the open sidebar", lambda d: d.find_elements(
-        By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="false"]'))
+    _wait(
+        d,
+        "the open sidebar",
+        lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="false"]'),
+    )
     _find(d, ".st-key-app_present label").click()
-    _wait(d, "presentation mode's type", lambda d: d.execute_script(
-        "return getComputedStyle(document.documentElement).fontSize") == "19px")
-    _wait(d, "the sidebar closed by presentation mode", lambda d: d.find_elements(
-        By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="true"]'))
+    _wait(
+        d,
+        "presentation mode's type",
+        lambda d: d.execute_script("return getComputedStyle(document.documentElement).fontSize") == "19px",
+    )
+    _wait(
+        d,
+        "the sidebar closed by presentation mode",
+        lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="true"]'),
+    )
     _wait(d, "present=1 in the URL", lambda d: "present=1" in d.current_url)
     _map_points(d)
     top, bottom, boxes = _one_screen(d)

@@ -12,6 +12,7 @@ Each server runs on a free 127.0.0.1 port with the default model on the CPU, the
 vocabulary thread runs) and the UMAP warm-up on; a page is opened over Streamlit's websocket as a browser tab
 does, and in one case in headless Chromium (skipped without it, as tests/app/test_browser.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,8 @@ import pytest
 
 from deploy.replicas import free_port, healthy
 
+pytestmark = pytest.mark.multiprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 ABORT = "terminate called"
@@ -38,8 +41,15 @@ LINK = "ex=bank&word=bank"
 
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT), ELMO_EXPLORER_DEVICE="cpu", **extra)
-    for key in ("ELMO_EXPLORER_OPTIONS", "ELMO_EXPLORER_WEIGHTS", "ELMO_EXPLORER_CHECKPOINT", "ELMO_EXPLORER_MODEL",
-                "ELMO_EXPLORER_UMAP_WARMUP", "ELMO_EXPLORER_TYPE_VECTORS", "ELMO_EXPLORER_REFERENCE"):
+    for key in (
+        "ELMO_EXPLORER_OPTIONS",
+        "ELMO_EXPLORER_WEIGHTS",
+        "ELMO_EXPLORER_CHECKPOINT",
+        "ELMO_EXPLORER_MODEL",
+        "ELMO_EXPLORER_UMAP_WARMUP",
+        "ELMO_EXPLORER_TYPE_VECTORS",
+        "ELMO_EXPLORER_REFERENCE",
+    ):
         if key not in extra:
             env.pop(key, None)
     return env
@@ -55,10 +65,29 @@ class Server:
         self._log = open(self.log_path, "wb")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",
-             "--server.port", str(self.port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
-             "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=_env(), stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app/streamlit_app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(self.port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=_env(),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -106,10 +135,16 @@ class Tab:
     def __init__(self, url: str, query: str):
         from streamlit.proto.BackMsg_pb2 import BackMsg
         from websockets.sync.client import connect
+
         with urllib.request.urlopen(url + "/", timeout=10) as r:  # a browser's first request
             r.read()
-        self.ws = connect(url.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
-                          max_size=None, open_timeout=20, ping_interval=None).__enter__()
+        self.ws = connect(
+            url.replace("http", "ws", 1) + "/_stcore/stream",
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=20,
+            ping_interval=None,
+        ).__enter__()
         msg = BackMsg()
         msg.rerun_script.query_string = query
         msg.rerun_script.page_script_hash = ""
@@ -120,6 +155,7 @@ class Tab:
 
     def _read(self) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
         try:
             while True:
                 fwd = ForwardMsg()
@@ -127,8 +163,9 @@ class Tab:
                 if fwd.WhichOneof("type") == "script_finished":
                     self.finished.set()
                 elif fwd.WhichOneof("type") == "delta" and fwd.delta.WhichOneof("type") == "new_transient":
-                    self.spinners += [e.spinner.text for e in fwd.delta.new_transient.elements
-                                      if e.WhichOneof("type") == "spinner"]
+                    self.spinners += [
+                        e.spinner.text for e in fwd.delta.new_transient.elements if e.WhichOneof("type") == "spinner"
+                    ]
         except Exception:  # the server closed the connection
             pass
 
@@ -177,9 +214,11 @@ def test_sigterm_while_the_vocabulary_and_the_umap_warm_up_run_exits_0(server):
         tab.close()
 
 
+@pytest.mark.browser
 def test_ctrl_c_12_s_after_start_with_a_browser_tab_open_exits_0(server):
     """The issue's case: headless Chromium on ?ex=bank&word=bank, Ctrl-C 12 s after the server started."""
     from tests.app.test_browser import _browser_missing, _chromium, _skip_or_fail
+
     reason = _browser_missing()
     if reason:
         _skip_or_fail(reason)
@@ -205,10 +244,12 @@ APPTEST = textwrap.dedent("""
 def test_a_process_that_ran_the_page_in_apptest_exits_0():
     """The page's first run starts the UMAP warm-up and the layer-0 vocabulary thread; the process ends while they
     run (the fixture biLM keeps the run short)."""
-    env = _env(ELMO_EXPLORER_OPTIONS=str(FIXTURE / "options.json"),
-               ELMO_EXPLORER_WEIGHTS=str(FIXTURE / "lm_weights.hdf5"))
-    done = subprocess.run([sys.executable, "-c", APPTEST], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=400)
+    env = _env(
+        ELMO_EXPLORER_OPTIONS=str(FIXTURE / "options.json"), ELMO_EXPLORER_WEIGHTS=str(FIXTURE / "lm_weights.hdf5")
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", APPTEST], cwd=ROOT, env=env, capture_output=True, text=True, timeout=400
+    )
     output = done.stdout + done.stderr
     assert "page ran" in done.stdout, output[-3000:]
     _assert_clean(done.returncode, output, 0.0, "a process that ran the page in AppTest")

@@ -2,6 +2,7 @@
 other, the Dockerfile and the app (ports, health path, the read-only model cache), and HAProxy's own check of
 deploy/haproxy.cfg in both of its modes. Neither Docker nor Kubernetes runs here: tests/app/test_replicas.py runs
 the balancer's configuration with real replicas."""
+
 from __future__ import annotations
 
 import os
@@ -115,13 +116,17 @@ def _haproxy_check(env: dict[str, str]) -> subprocess.CompletedProcess:
             pytest.fail("ELMO_REQUIRE_BROWSER=1 (CI) but haproxy is not installed")
         pytest.skip("haproxy not found: install Debian's haproxy (apt-get install haproxy)")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("ELMO_REPLICA", "ELMO_LB_", "ELMO_COOKIE"))}
-    return subprocess.run([haproxy, "-c", "-f", str(CONFIG)], env={**clean, **env}, capture_output=True, text=True,
-                          timeout=30)
+    return subprocess.run(
+        [haproxy, "-c", "-f", str(CONFIG)], env={**clean, **env}, capture_output=True, text=True, timeout=30
+    )
 
 
 def test_haproxy_accepts_the_configuration_with_listed_replicas():
-    env = {"ELMO_LB_BIND": "127.0.0.1:8600", "ELMO_LB_STATS": "127.0.0.1:8404",
-           **{f"ELMO_REPLICA_{i}": f"127.0.0.1:{8500 + i}" for i in range(1, MAX_REPLICAS + 1)}}
+    env = {
+        "ELMO_LB_BIND": "127.0.0.1:8600",
+        "ELMO_LB_STATS": "127.0.0.1:8404",
+        **{f"ELMO_REPLICA_{i}": f"127.0.0.1:{8500 + i}" for i in range(1, MAX_REPLICAS + 1)},
+    }
     result = _haproxy_check(env)
     assert result.returncode == 0, result.stdout + result.stderr
     # without a replica it refuses to start, rather than balancing onto nothing
@@ -137,7 +142,12 @@ def test_haproxy_accepts_the_configuration_compose_gives_it(compose):
 
 def test_the_configuration_keeps_what_replicas_need():
     text = CONFIG.read_text()
-    for needed in ("cookie ELMO_REPLICA insert indirect nocache httponly", "option redispatch",
-                   f"option httpchk GET {HEALTH}", "http-check expect string ok", "timeout tunnel",
-                   "http-response set-header X-Elmo-Replica %[srv_name]"):
+    for needed in (
+        "cookie ELMO_REPLICA insert indirect nocache httponly",
+        "option redispatch",
+        f"option httpchk GET {HEALTH}",
+        "http-check expect string ok",
+        "timeout tunnel",
+        "http-response set-header X-Elmo-Replica %[srv_name]",
+    ):
         assert needed in text, needed

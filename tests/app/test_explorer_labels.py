@@ -1,15 +1,17 @@
-"""The explorer page (AppTest, fixture biLM) where labels and layer weights meet (issue 29, item 6): colour by
-label when a labelled set comes in, "Fit s to my labels", why a weight moves the map little, and the Senses tab's
-"no clear clusters". The logic is tested in test_fit_mix.py, test_clusters.py and test_state.py."""
+"""The explorer page (AppTest, fixture biLM) where labels and layer weights meet: colour by label when a labelled
+set comes in, "Fit s to my labels", why a weight moves the map little, and the Senses tab's "no clear clusters".
+The logic is tested in tests/app/explore/test_fit.py, tests/app/explore/test_clusters.py and
+tests/app/session/test_widgets.py."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.explore import mixing
 from app.explore import fit as fm
-from app.session import state
+from app.explore import mixing
 from app.render.safe import shown
+from app.session import keys, link
 from tests.conftest import frame_of, no_errors, start_app
 
 pytestmark = pytest.mark.usefixtures("app_env", "fresh_caches_per_module")
@@ -20,7 +22,7 @@ UNLABELLED = "The bank was closed.\nWe walked along the bank.\nThe bank lent us 
 def page_layers(at) -> tuple[np.ndarray, list[str | None]]:
     """The occurrences' layers (L + 1, n, D) and labels of the page's frame, from the page's own table."""
     frame = frame_of(at)
-    table = at.session_state[state.private("table")][1]
+    table = at.session_state[keys.private("table")][1]
     labels = [table.lines[table.line_of_row[r]].label for r in frame.rows]
     return table.layers(frame.controls.layer_norm)[:, frame.rows], labels
 
@@ -29,21 +31,21 @@ def test_colour_goes_to_label_when_a_labelled_example_replaces_unlabelled_senten
     at = start_app(s=UNLABELLED, word="bank")
     no_errors(at)
     # no labels, one spelling, no clear clusters: "sentence" is the one choice (no radio for it)
-    assert at.session_state[state.COLOR_BY] == "sentence" and not any(r.key == state.COLOR_BY for r in at.radio)
-    at.button(key=state.key("example_bank")).click().run()
+    assert at.session_state[keys.COLOR_BY] == "sentence" and not any(r.key == keys.COLOR_BY for r in at.radio)
+    at.button(key=keys.key("example_bank")).click().run()
     no_errors(at)
-    assert at.radio(key=state.COLOR_BY).value == "label"  # was: still "sentence"
-    at.radio(key=state.COLOR_BY).set_value("sentence").run()  # the user's choice for this set stays
-    at.button(key=state.key("preset_top")).click().run()
+    assert at.radio(key=keys.COLOR_BY).value == "label"  # was: still "sentence"
+    at.radio(key=keys.COLOR_BY).set_value("sentence").run()  # the user's choice for this set stays
+    at.button(key=keys.key("preset_top")).click().run()
     no_errors(at)
-    assert at.radio(key=state.COLOR_BY).value == "sentence"
-    assert state.view_to_query(at.session_state[state.VIEW])["color"] == "sentence"
+    assert at.radio(key=keys.COLOR_BY).value == "sentence"
+    assert link.to_query(at.session_state[keys.LAST])["color"] == "sentence"
 
 
 def test_a_link_keeps_its_colour():
     at = start_app(ex="bank", word="bank", color="sentence")
     no_errors(at)
-    assert at.radio(key=state.COLOR_BY).value == "sentence"
+    assert at.radio(key=keys.COLOR_BY).value == "sentence"
 
 
 def test_fit_s_sets_the_sliders_and_says_the_score():
@@ -51,25 +53,25 @@ def test_fit_s_sets_the_sliders_and_says_the_score():
     no_errors(at)
     layers, labels = page_layers(at)
     fit = fm.fit_mix(layers, labels)
-    w = fm.weights_for_s(fit.s, state.W_RANGE, state.W_STEP)
-    at.button(key=state.key("fit_s")).click().run()
+    w = fm.weights_for_s(fit.s, keys.W_RANGE, keys.W_STEP)
+    at.button(key=keys.key("fit_s")).click().run()
     no_errors(at)
-    assert [at.slider(key=state.weight_key(j)).value for j in range(3)] == pytest.approx(list(w))
+    assert [at.slider(key=keys.weight_key(j)).value for j in range(3)] == pytest.approx(list(w))
     frame = frame_of(at)
     np.testing.assert_allclose(frame.s, mixing.softmax(w))
     (message,) = [shown(m.value) for m in at.success]
     assert message == fm.fit_message(fit, mixing.softmax(w), fm.accuracy(layers, labels, mixing.softmax(w)))
     # the score it names is the mix's 1-NN accuracy that the Similarity tab shows
     assert frame.separation[-1].knn_accuracy == pytest.approx(fm.accuracy(layers, labels, mixing.softmax(w)))
-    assert state.view_to_query(at.session_state[state.VIEW])["w"] == ",".join(f"{v:g}" for v in w)
-    at.button(key=state.key("preset_equal")).click().run()  # said once
+    assert link.to_query(at.session_state[keys.LAST])["w"] == ",".join(f"{v:g}" for v in w)
+    at.button(key=keys.key("preset_equal")).click().run()  # said once
     assert not at.success
 
 
 def test_no_fit_button_without_two_labelled_senses():
     at = start_app(s=UNLABELLED, word="bank")
     no_errors(at)
-    assert not any(b.key == state.key("fit_s") for b in at.button)
+    assert not any(b.key == keys.key("fit_s") for b in at.button)
 
 
 def test_the_page_says_why_a_weight_moves_the_map_little(monkeypatch):
@@ -85,7 +87,7 @@ def test_the_page_says_why_a_weight_moves_the_map_little(monkeypatch):
     note = fm.weight_note(effect)
     assert note.startswith("Layer 2's vectors are 1.6× as long as the others' here")
     assert [shown(c.value) for c in at.caption if "moves the map little" in c.value] == [note]
-    at.checkbox(key=state.LAYER_NORM).check().run()  # layer-normed layers: no length to blame
+    at.checkbox(key=keys.LAYER_NORM).check().run()  # layer-normed layers: no length to blame
     no_errors(at)
     assert not [c for c in at.caption if "evens the lengths" in c.value]
 
@@ -96,4 +98,4 @@ def test_the_senses_tab_says_no_clear_clusters():
     found = frame_of(at).clusters
     assert found is not None and not found.clear and frame_of(at).cluster_labels is None
     assert any(m.value.startswith("**No clear clusters**: ") for m in at.markdown)
-    assert not any(b.key == state.key("colour_by_cluster") for b in at.button)
+    assert not any(b.key == keys.key("colour_by_cluster") for b in at.button)

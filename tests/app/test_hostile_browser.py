@@ -4,15 +4,21 @@ or KaTeX that came from the link, and the text the user wrote is shown as writte
 Uses the same server and Chromium fixtures as tests/app/test_browser.py (skipped without the browser, unless
 ELMO_REQUIRE_BROWSER=1).
 """
+
 from __future__ import annotations
 
 import urllib.parse
 
+import pytest
+
 from tests.app.test_browser import _body_text, _idle, _page_errors, _wait, app_url, browser  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.multiprocess]
 
 
 def _text(driver) -> str:
     return _body_text(driver).replace("\u2060", "")  # app.render.safe.md's invisible autolink breakers
+
 
 CRAFTED = [
     ("bank", "[click me](https://example.org/login)"),
@@ -53,8 +59,12 @@ def test_crafted_links_render_no_element_from_the_link(browser, app_url):  # noq
         query = urllib.parse.urlencode({"ex": example, "word": word})
         d.get(f"{app_url}/?{query}")
         visible = word if example == "bank" else example
-        _wait(d, f"the warning that shows {visible!r}", lambda d: d.find_elements(
-            By.CSS_SELECTOR, '[data-testid="stAlert"]') and visible in _text(d), 150)
+        _wait(
+            d,
+            f"the warning that shows {visible!r}",
+            lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stAlert"]') and visible in _text(d),
+            150,
+        )
         _wait(d, "the page to settle", lambda d: _idle(d))
         assert d.execute_script(FORBIDDEN_JS) == [], (example, word)
         assert not _page_errors(d)
@@ -77,37 +87,65 @@ def test_uploaded_model_name_is_literal_and_a_bad_file_keeps_the_model(browser, 
     (tmp_path / "secret.bin").write_bytes(b"s" * 64)
     with h5py.File(bad, "a") as f:
         del f["CNN_proj/b_proj"]
-        f.create_dataset("CNN_proj/b_proj", shape=(16,), dtype="float32", external=[(str(tmp_path / "secret.bin"), 0, 64)])
+        f.create_dataset(
+            "CNN_proj/b_proj", shape=(16,), dtype="float32", external=[(str(tmp_path / "secret.bin"), 0, 64)]
+        )
 
     def open_sidebar(d) -> None:
         if d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="true"]'):
-            _wait(d, "the sidebar's open button", lambda d: next(iter(d.find_elements(
-                By.CSS_SELECTOR, '[data-testid="stExpandSidebarButton"]')), None)).click()
-            _wait(d, "the open sidebar", lambda d: d.find_elements(
-                By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="false"]'))
+            _wait(
+                d,
+                "the sidebar's open button",
+                lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, '[data-testid="stExpandSidebarButton"]')), None),
+            ).click()
+            _wait(
+                d,
+                "the open sidebar",
+                lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"][data-collapsed="false"]'),
+            )
 
     d = browser
     d.get(app_url + "/")
     _wait(d, "the sidebar", lambda d: d.find_elements(By.CSS_SELECTOR, '[data-testid="stSidebar"]'), 60)
     open_sidebar(d)  # the page starts with it closed
     side = lambda d: d.find_element(By.CSS_SELECTOR, '[data-testid="stSidebar"]')  # noqa: E731
+
     def open_expander() -> None:
         # The page reruns after a load and draws the expander closed again: open it before every upload.
-        summary = _wait(d, "the upload expander", lambda d: next(
-            (e for e in side(d).find_elements(By.CSS_SELECTOR, "summary") if "Load your own ELMo" in e.text), None))
+        summary = _wait(
+            d,
+            "the upload expander",
+            lambda d: next(
+                (e for e in side(d).find_elements(By.CSS_SELECTOR, "summary") if "Load your own ELMo" in e.text), None
+            ),
+        )
         if summary.find_element(By.XPATH, "..").get_attribute("open") is None:
             summary.click()
 
     def upload(weights) -> None:
         open_expander()
-        inputs = _wait(d, "the two uploaders", lambda d: (lambda found: found if len(found) == 2 else None)(
-            side(d).find_elements(By.CSS_SELECTOR, 'input[type="file"]')))
+        inputs = _wait(
+            d,
+            "the two uploaders",
+            lambda d: (lambda found: found if len(found) == 2 else None)(
+                side(d).find_elements(By.CSS_SELECTOR, 'input[type="file"]')
+            ),
+        )
         inputs[0].send_keys(str(FIXTURE / "options.json"))
         inputs[1].send_keys(str(weights))
-        _wait(d, "both files uploaded", lambda d: len(side(d).find_elements(
-            By.CSS_SELECTOR, '[data-testid="stFileChip"]')) == 2, 60)
-        button = _wait(d, "the load button", lambda d: next(
-            (b for b in side(d).find_elements(By.TAG_NAME, "button") if b.text == "Load uploaded model"), None))
+        _wait(
+            d,
+            "both files uploaded",
+            lambda d: len(side(d).find_elements(By.CSS_SELECTOR, '[data-testid="stFileChip"]')) == 2,
+            60,
+        )
+        button = _wait(
+            d,
+            "the load button",
+            lambda d: next(
+                (b for b in side(d).find_elements(By.TAG_NAME, "button") if b.text == "Load uploaded model"), None
+            ),
+        )
         button.click()
 
     upload(good)
@@ -131,23 +169,38 @@ def test_the_contexts_map_shows_hostile_labels_as_text(browser, app_url):  # noq
     from selenium.webdriver.common.by import By
 
     from tests.app.test_browser import _map_points
+
     img = '<img src=x onerror="window.pwned=1">'
     link = '<a href="https://example.org">link</a>'
-    text = "\n".join([f"[{link}] We sat on the bank of the river.", f"[{link}] The river bank was muddy.",
-                      f"[{img}] The bank raised its rates.", f"[{img}] I paid the cheque into the {img} bank."])
+    text = "\n".join(
+        [
+            f"[{link}] We sat on the bank of the river.",
+            f"[{link}] The river bank was muddy.",
+            f"[{img}] The bank raised its rates.",
+            f"[{img}] I paid the cheque into the {img} bank.",
+        ]
+    )
     d = browser
     d.get(f"{app_url}/?{urllib.parse.urlencode({'s': text, 'word': 'bank'})}")
     names = {t[0] for t in _map_points(d, 150)}
     assert names == {link, img, "neighbours query"}, names
-    legend = d.execute_script("return Array.from(document.querySelectorAll("
-                              "'.st-key-explorer_map_chart svg text')).map(t => t.textContent)")
+    legend = d.execute_script(
+        "return Array.from(document.querySelectorAll('.st-key-explorer_map_chart svg text')).map(t => t.textContent)"
+    )
     assert link in legend and img in legend
     hovered = []
     for mark in d.find_elements(By.CSS_SELECTOR, ".st-key-explorer_map_chart svg .mark-symbol.role-mark path")[:4]:
         ActionChains(d).move_to_element(mark).perform()
-        hovered.append(_wait(d, "the hover text", lambda d: d.execute_script(
-            "const t = document.querySelector('#vg-tooltip-element.visible');"
-            "return t ? [t.innerText, t.querySelectorAll('a, img, span[style]').length] : null")))
+        hovered.append(
+            _wait(
+                d,
+                "the hover text",
+                lambda d: d.execute_script(
+                    "const t = document.querySelector('#vg-tooltip-element.visible');"
+                    "return t ? [t.innerText, t.querySelectorAll('a, img, span[style]').length] : null"
+                ),
+            )
+        )
     assert any(link in shown and "«bank»" in shown for shown, _ in hovered), hovered
     assert any(img in shown for shown, _ in hovered), hovered
     assert all(elements == 0 for _, elements in hovered), hovered

@@ -1,5 +1,6 @@
 """app.launch: the ``elmo-explorer`` console script runs the app's entry script from the installed package
 (never a path outside it), headless, passing the user's options on to Streamlit."""
+
 from __future__ import annotations
 
 import sys

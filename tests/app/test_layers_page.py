@@ -1,5 +1,6 @@
-"""The Layers page (app/views/layers.py) in AppTest, with the tiny fixture biLM; its logic is in
-test_layers_logic.py."""
+"""The Layers page (app/views/layers.py) in AppTest, with the tiny fixture biLM; its logic is tested in
+tests/app/explore/test_probes.py and its charts in tests/app/render/test_probe_charts.py."""
+
 from __future__ import annotations
 
 import json
@@ -84,8 +85,9 @@ def test_page_says_when_probe_data_is_missing(monkeypatch, tmp_path):
     assert any("python -m elmo_core probe --prepare" in shown_text(i.value) for i in at.info)
     assert any("needs the probe data, which is missing here" in shown_text(i.value) for i in at.info)
     # the missing-data reasons show their commands as code, not as literal backticks
-    assert any("`apt-get install -y wordnet-base`" in i.value and "\\`" not in i.value.split("- ", 1)[-1]
-               for i in at.info)
+    assert any(
+        "`apt-get install -y wordnet-base`" in i.value and "\\`" not in i.value.split("- ", 1)[-1] for i in at.info
+    )
 
 
 def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
@@ -102,7 +104,8 @@ def test_use_weights_reaches_the_explorer_sliders(fixture_report, monkeypatch):
     w = [round(v, 1) for v in lg.weights_for_explorer([0.2, 0.3, 0.5])]  # the sliders' 0.1 steps
     assert [shown_text(m.value) for m in at.success] == [
         "The sliders hold the word sense (sense means) weights from the Layer probes page: w = "
-        f"{', '.join(f'{v:.1f}' for v in w)}, so s = {', '.join(f'{v:.2f}' for v in lg.softmax(w))}."]
+        f"{', '.join(f'{v:.1f}' for v in w)}, so s = {', '.join(f'{v:.2f}' for v in lg.softmax(w))}."
+    ]
     assert [at.slider(key=f"explorer_w_{j}").value for j in range(3)] == pytest.approx(w)
     assert frame_of(at).s == pytest.approx(lg.softmax(w))
     # what the browser shows: the sent value when set_value is on, else the widget default (the old bug: -5)
@@ -144,15 +147,16 @@ def shown(slider) -> float:
 def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, monkeypatch):
     path, _ = fixture_report
     monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(path))
-    from app.session import state
+    from app.session import keys
+
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_errors(at)
-    at.session_state[state.TAB] = state.TABS["neighbours"]  # only the open tab's widgets are drawn
+    at.session_state[keys.TAB] = keys.TABS["neighbours"]  # only the open tab's widgets are drawn
     at.run()
     at.number_input(key="explorer_k").set_value(4).run()
     at.checkbox(key="explorer_same_word").uncheck().run()  # on by default
     at.selectbox(key="explorer_query").set_value(2).run()
-    at.session_state[state.TAB] = state.TABS["map"]
+    at.session_state[keys.TAB] = keys.TABS["map"]
     at.run()
     at.radio(key="explorer_color_by").set_value("sentence").run()
     no_errors(at)
@@ -161,7 +165,7 @@ def test_explorer_controls_survive_a_visit_to_the_layers_page(fixture_report, mo
     at.switch_page("views/explorer.py").run()
     no_errors(at)
     assert at.radio(key="explorer_color_by").value == "sentence"
-    at.session_state[state.TAB] = state.TABS["neighbours"]  # the neighbours tab's controls were closed meanwhile
+    at.session_state[keys.TAB] = keys.TABS["neighbours"]  # the neighbours tab's controls were closed meanwhile
     at.run()
     no_errors(at)
     assert at.number_input(key="explorer_k").value == 4 and not at.checkbox(key="explorer_same_word").value
@@ -197,8 +201,10 @@ def test_missing_probe_data_never_shows_the_servers_folders_to_a_visitor(monkeyp
     if not allowed:
         assert str(tmp_path) not in text and str(ROOT) not in text
         assert "No precomputed probe results (probes.json) on this server. No probe results for this model yet" in text
-        assert ("- WordNet not found on this server: install it with `apt-get install -y wordnet-base` "
-                "(Debian/Ubuntu), or run `python -m elmo_core probe --prepare`") in text  # the commands as code
+        assert (
+            "- WordNet not found on this server: install it with `apt-get install -y wordnet-base` "
+            "(Debian/Ubuntu), or run `python -m elmo_core probe --prepare`"
+        ) in text  # the commands as code
         assert "- Brown corpus not found on this server: run `python -m elmo_core probe --prepare`" in text
 
 
@@ -214,7 +220,8 @@ def test_a_link_that_opens_the_layers_page_gets_its_notes(fixture_report, monkey
     warnings = [w.value for w in at.warning]
     assert [shown_text(w) for w in warnings] == [
         "The link's k (neighbours) '<b>many</b>' is not a number; using 10.",
-        "The link has parameters this explorer does not know ('<img src=x>', '[x](https://example.…'); ignored."]
+        "The link has parameters this explorer does not know ('<img src=x>', '[x](https://example.…'); ignored.",
+    ]
     for html in map(render_markdown, warnings):  # escaped: shown literally, never markup
         assert "<a " not in html and "<img" not in html and "<b>" not in html, html
     at.switch_page("views/explorer.py").run()

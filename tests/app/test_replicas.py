@@ -13,6 +13,7 @@ from the messages its websocket received (Chromium's performance log).
 Needs Debian's ``haproxy``, ``chromium`` and ``chromium-driver``: skipped without them, unless
 ``ELMO_REQUIRE_BROWSER=1`` (CI), where it fails instead.
 """
+
 from __future__ import annotations
 
 import base64
@@ -28,10 +29,24 @@ from pathlib import Path
 import pytest
 
 from deploy.replicas import Cluster, find_haproxy
+from tests.app.test_browser import (
+    CHROME_FLAGS,
+    CHROMEDRIVER,
+    CHROMIUM,
+    FIRST_PAGE_TIMEOUT,
+    MAP_DATA_JS,
+    SCROLL_TO_MAP_JS,
+    _browser_missing,
+    _find,
+    _map_points,
+    _page_errors,
+    _s_values,
+    _skip_or_fail,
+    _wait,
+)
 from tests.conftest import ALLENNLP
-from tests.app.test_browser import (CHROME_FLAGS, CHROMEDRIVER, CHROMIUM, FIRST_PAGE_TIMEOUT, MAP_DATA_JS,
-                                SCROLL_TO_MAP_JS, _browser_missing, _find, _map_points, _page_errors, _s_values,
-                                _skip_or_fail, _wait)
+
+pytestmark = [pytest.mark.browser, pytest.mark.multiprocess, pytest.mark.download_server]
 
 LINK = "/?ex=bank&word=bank"  # 12 occurrences: a PCA map, a function of the link alone
 REPLICAS = ("replica1", "replica2")
@@ -48,8 +63,10 @@ def read_only_cache(tmp_path):
 
     cache = tmp_path / "models"
     paths = published.PUBLISHED["small"].paths()
-    files = {paths["options.json"]: (ALLENNLP / "options.json").read_bytes(),
-             paths["weights.hdf5"]: (ALLENNLP / "lm_weights.hdf5").read_bytes()}
+    files = {
+        paths["options.json"]: (ALLENNLP / "options.json").read_bytes(),
+        paths["weights.hdf5"]: (ALLENNLP / "lm_weights.hdf5").read_bytes(),
+    }
     with Mirror(files) as mirror:
         published.download("small", cache, mirror.url, policy=Policy(connect_timeout=2, read_timeout=5, retries=1))
     _chmod_tree(cache, writable=False)  # what a read-only mount gives a non-root replica
@@ -69,19 +86,33 @@ def _chmod_tree(root: Path, writable: bool) -> None:
 def _snapshot(root: Path) -> dict[str, tuple]:
     """Every file and folder under ``root``: (mode, size, modification time). Reading changes none of them;
     root ignores permissions, so this, not the read-only bits, is what shows that nothing wrote."""
-    return {str(p.relative_to(root)): (p.stat().st_mode, p.stat().st_size, p.stat().st_mtime_ns)
-            for p in [root, *root.rglob("*")]}
+    return {
+        str(p.relative_to(root)): (p.stat().st_mode, p.stat().st_size, p.stat().st_mtime_ns)
+        for p in [root, *root.rglob("*")]
+    }
 
 
 def _replica_env(cache: Path, tmp_path: Path) -> dict[str, str | None]:
     """The tests' fast start (CPU, no UMAP compile, no reference corpus) on the shared cache's "small"."""
-    return {"ELMO_CORE_CACHE": str(cache), "ELMO_EXPLORER_MODEL": "small",
-            "ELMO_CORE_BASE_URL": "http://127.0.0.1:9/",  # nothing listens there: no download could reach out
-            "ELMO_EXPLORER_DEVICE": "cpu", "ELMO_EXPLORER_UMAP_WARMUP": "0",
-            "ELMO_EXPLORER_REFERENCE": str(tmp_path / "no-reference"),
-            **{key: None for key in ("ELMO_EXPLORER_OPTIONS", "ELMO_EXPLORER_WEIGHTS", "ELMO_EXPLORER_CHECKPOINT",
-                                     "ELMO_EXPLORER_ALLOW_SERVER_PATHS", "ELMO_EXPLORER_ALLOW_DOWNLOADS",
-                                     "ELMO_EXPLORER_SESSION_MB")}}
+    return {
+        "ELMO_CORE_CACHE": str(cache),
+        "ELMO_EXPLORER_MODEL": "small",
+        "ELMO_CORE_BASE_URL": "http://127.0.0.1:9/",  # nothing listens there: no download could reach out
+        "ELMO_EXPLORER_DEVICE": "cpu",
+        "ELMO_EXPLORER_UMAP_WARMUP": "0",
+        "ELMO_EXPLORER_REFERENCE": str(tmp_path / "no-reference"),
+        **{
+            key: None
+            for key in (
+                "ELMO_EXPLORER_OPTIONS",
+                "ELMO_EXPLORER_WEIGHTS",
+                "ELMO_EXPLORER_CHECKPOINT",
+                "ELMO_EXPLORER_ALLOW_SERVER_PATHS",
+                "ELMO_EXPLORER_ALLOW_DOWNLOADS",
+                "ELMO_EXPLORER_SESSION_MB",
+            )
+        },
+    }
 
 
 @contextlib.contextmanager
@@ -123,19 +154,25 @@ def _query(url: str) -> dict[str, str]:
 
 def _same_points(a: list, b: list) -> bool:
     return [t[0] for t in a] == [t[0] for t in b] and all(
-        ta[1] == pytest.approx(tb[1], abs=1e-9) and ta[2] == pytest.approx(tb[2], abs=1e-9) for ta, tb in zip(a, b))
+        ta[1] == pytest.approx(tb[1], abs=1e-9) and ta[2] == pytest.approx(tb[2], abs=1e-9) for ta, tb in zip(a, b)
+    )
 
 
 def _map_unlike(driver, other: list, timeout: float = FIRST_PAGE_TIMEOUT) -> list:
     """The map once it is drawn and differs from ``other`` (the page before, or another view)."""
-    return _wait(driver, "the map", lambda d: (lambda m: m if m and m != other else None)(
-        d.execute_script(SCROLL_TO_MAP_JS + MAP_DATA_JS)), timeout)
+    return _wait(
+        driver,
+        "the map",
+        lambda d: (lambda m: m if m and m != other else None)(d.execute_script(SCROLL_TO_MAP_JS + MAP_DATA_JS)),
+        timeout,
+    )
 
 
 def _socket_events(driver) -> list[tuple[str, object]]:
     """The page's websocket events since the last call, from Chromium's performance log: ("opened", url) and
     ("message", ForwardMsg) for each message the server sent."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
     events = []
     for entry in driver.get_log("performance"):
         message = json.loads(entry["message"])["message"]
@@ -152,15 +189,20 @@ def _full_run_after_reconnect(driver, seen: list) -> bool:
     """Whether, since the socket was opened again, the page ran the whole script to its end (a fragment's
     run ends with another status). ``seen`` collects the events across calls."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
     seen.extend(_socket_events(driver))
     opened = [i for i, (kind, _) in enumerate(seen) if kind == "opened"]
-    return bool(opened) and any(kind == "message" and msg.WhichOneof("type") == "script_finished"
-                                and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
-                                for kind, msg in seen[opened[-1]:])
+    return bool(opened) and any(
+        kind == "message"
+        and msg.WhichOneof("type") == "script_finished"
+        and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+        for kind, msg in seen[opened[-1] :]
+    )
 
 
 def _press(driver, key: str, times: int) -> None:
     from selenium.webdriver.common.keys import Keys
+
     slider = _find(driver, f".st-key-{key} input[type=range]")
     driver.execute_script("arguments[0].focus();", slider)
     for _ in range(times):
@@ -173,13 +215,16 @@ def _s_of(w: list[float]) -> list[str]:
 
 
 def test_two_replicas_behind_haproxy(tmp_path, read_only_cache):
-    reason = _browser_missing() or (None if find_haproxy() else
-                                    "haproxy not found: install Debian's haproxy (apt-get install haproxy)")
+    reason = _browser_missing() or (
+        None if find_haproxy() else "haproxy not found: install Debian's haproxy (apt-get install haproxy)"
+    )
     if reason:
         _skip_or_fail(reason)
     cache_before = _snapshot(read_only_cache)
-    with Cluster(2, env=_replica_env(read_only_cache, tmp_path), log_dir=tmp_path / "logs") as cluster, \
-            _chromium() as d:
+    with (
+        Cluster(2, env=_replica_env(read_only_cache, tmp_path), log_dir=tmp_path / "logs") as cluster,
+        _chromium() as d,
+    ):
         # 1. four fresh browser sessions (no cookie): the balancer spreads them over both replicas; each page is
         # served by the replica its cookie names, which also holds its websocket, and every one draws one map
         served, maps = [], []
@@ -190,8 +235,11 @@ def test_two_replicas_behind_haproxy(tmp_path, read_only_cache):
             name = _replica_of_page(d)
             assert name in REPLICAS and d.get_cookie("ELMO_REPLICA")["value"] == name
             assert "ELMO_REPLICA" not in d.execute_script("return document.cookie")  # HTTP-only: no page script
-            _wait(d, f"the session's websocket on {name} alone (open websockets: {_websockets(cluster)} at first)",
-                  lambda d: _websockets(cluster) == {r: int(r == name) for r in REPLICAS})
+            _wait(
+                d,
+                f"the session's websocket on {name} alone (open websockets: {_websockets(cluster)} at first)",
+                lambda d: _websockets(cluster) == {r: int(r == name) for r in REPLICAS},
+            )
             served.append(name)
         assert set(served) == set(REPLICAS), served
         assert all(_same_points(m, maps[0]) for m in maps), "one link, one picture, whichever replica drew it"
@@ -231,8 +279,9 @@ def test_two_replicas_behind_haproxy(tmp_path, read_only_cache):
         # the new session on its new replica runs the whole page, from the URL the tab sends (a slider move
         # before that run ends would name a fragment the new session does not know yet)
         seen: list = []
-        _wait(d, f"a full run of the page on {home} after the reconnect",
-              lambda d: _full_run_after_reconnect(d, seen), 60)
+        _wait(
+            d, f"a full run of the page on {home} after the reconnect", lambda d: _full_run_after_reconnect(d, seen), 60
+        )
         assert _replica_of_page(d) == home and d.get_cookie("ELMO_REPLICA")["value"] == home
         _wait(d, f"HAProxy to mark {other} DOWN", lambda d: cluster.servers()[other].status == "DOWN", 30)
         assert _same_points(_map_points(d), before_kill)

@@ -1,5 +1,6 @@
 """The explorer's reference corpus (elmo_core.data.reference, assets/reference/): its files, index, vocabulary and
 selection. The layer-0 vocabulary neighbours are in test_type_vectors.py and test_embedder.py."""
+
 from __future__ import annotations
 
 import collections
@@ -23,10 +24,11 @@ def token_sets(shipped):
 
 
 # ---- the shipped files ----------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_every_listed_sentence_holds_its_word_and_every_word_is_listed(shipped, token_sets):
     listed = collections.defaultdict(set)
     for r, word in enumerate(shipped.words.tolist()):
-        ids = shipped.postings[shipped.offsets[r]:shipped.offsets[r + 1]]
+        ids = shipped.postings[shipped.offsets[r] : shipped.offsets[r + 1]]
         assert len(ids) and np.all(np.diff(ids) > 0), word  # ascending, no repeats
         for i in ids.tolist():
             assert word in token_sets[i], (word, shipped.sentences[i])
@@ -41,6 +43,7 @@ def test_the_coverage_claim(shipped):
     counts = {w: shipped.count(w) for w in top}
     assert min(counts.values()) >= 40, sorted(counts.items(), key=lambda kv: kv[1])[:5]
     from app.explore.examples import EXAMPLE_SETS
+
     for word in {e.word for e in EXAMPLE_SETS.values()}:  # the old 3,000 sentences: 4 usable for "bank", 1 "spring"
         assert shipped.count(word) >= 150, (word, shipped.count(word))
     for word in ("bat", "pitch", "bark"):  # none there
@@ -49,6 +52,7 @@ def test_the_coverage_claim(shipped):
 
 def test_the_top_words_are_those_of_the_built_corpus(shipped):
     import hashlib
+
     train = corpus_dir() / "train.txt"
     if not train.is_file():
         pytest.skip(f"no built corpus at {train}")
@@ -61,18 +65,24 @@ def test_the_top_words_are_those_of_the_built_corpus(shipped):
 def test_no_probe_sentence_is_a_reference_sentence(shipped, tmp_path):
     from elmo_core.data.corpus.build import probe_sentences
     from elmo_core.paths import probe_data_dir
+
     probes = probe_sentences(tmp_path)  # the shipped probe TSVs (no WordNet in an empty folder)
     wordnet = probe_data_dir() / "wordnet"
     if wordnet.is_dir():  # the WordNet examples too, where `probe --prepare` has fetched them
         from elmo_core.data.senses import read_wordnet_examples
+
         probes |= {" ".join(it.tokens) for it in read_wordnet_examples(wordnet, min_senses=1)}
     assert len(probes) > 700
     lowered = {s.lower() for s in shipped.sentences}
     assert not [p for p in probes if p.lower() in lowered]
     # the build records how many pool sentences it kept out as probe sentences, next to its other exclusions
     dropped = shipped.meta["dropped"]
-    assert set(dropped) == {"probe sentence", "offensive term", "source kept out (fortunes)",
-                            "Brown document the POS probe tests on"}
+    assert set(dropped) == {
+        "probe sentence",
+        "offensive term",
+        "source kept out (fortunes)",
+        "Brown document the POS probe tests on",
+    }
     assert dropped["probe sentence"] == 0 and dropped["offensive term"] == 387
 
 

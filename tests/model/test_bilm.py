@@ -1,16 +1,15 @@
 """The biLM against both reference test sets, run statefully exactly as the TF code that made them."""
+
 import h5py
 import numpy as np
 import pytest
 import torch
 
 from elmo_core import Embedder, batch_to_ids
-
 from elmo_core.model import onednn
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
 from elmo_core.model.weights import load_bilm_from_elmo_files
-
 from tests.conftest import ALLENNLP, BILM_TF
 
 
@@ -27,7 +26,9 @@ def products(request, monkeypatch):
 @pytest.mark.parametrize("folder", [ALLENNLP, BILM_TF], ids=["allennlp-skip", "bilm-tf-noskip"])
 def test_stateful_fixture_top_layer(folder, fixture_sentences, products):
     """10 batches of 3, row k always file k's sentences, state carried (ELMO_SPEC.md section 11)."""
-    embedder = Embedder.from_elmo_files(folder / "options.json", folder / "lm_weights.hdf5", device="cpu", stateful=True)
+    embedder = Embedder.from_elmo_files(
+        folder / "options.json", folder / "lm_weights.hdf5", device="cpu", stateful=True
+    )
     for i in range(10):
         batch = [fixture_sentences[k][i].split() for k in range(3)]
         outputs = embedder.embed_batch(batch)
@@ -83,9 +84,24 @@ def test_layer0_is_token_vector_twice_and_padding_is_zero(allennlp_files):
 
 def test_native_and_step_loop_lstm_agree():
     """Unclipped models use PyTorch's fused LSTM when no state is carried; it must equal the step loop."""
-    options = {"lstm": {"use_skip_connections": True, "projection_dim": 8, "cell_clip": 0, "proj_clip": 0, "dim": 16, "n_layers": 2},
-               "char_cnn": {"activation": "relu", "filters": [[1, 4], [2, 4]], "n_highway": 1, "embedding": {"dim": 4},
-                            "n_characters": 262, "max_characters_per_token": 50}}
+    options = {
+        "lstm": {
+            "use_skip_connections": True,
+            "projection_dim": 8,
+            "cell_clip": 0,
+            "proj_clip": 0,
+            "dim": 16,
+            "n_layers": 2,
+        },
+        "char_cnn": {
+            "activation": "relu",
+            "filters": [[1, 4], [2, 4]],
+            "n_highway": 1,
+            "embedding": {"dim": 4},
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+        },
+    }
     torch.manual_seed(0)
     model = BiLM(BiLMConfig.from_dict(options)).eval()
     ids = batch_to_ids([["one", "two", "three", "four"], ["five"]])

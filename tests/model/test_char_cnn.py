@@ -1,5 +1,6 @@
 """The char CNN's stacked-GEMM max-pool against the plain definition (one Conv1d per width, max over all
 50 windows), including tokens that defeat its shortcuts; the inference and autograd paths agree."""
+
 import random
 import string
 
@@ -30,9 +31,14 @@ def awkward_ids():
     words += ["x" * 60, "y" * 48, "z" * 47, "q" * 46, "naïve", "東京", "<S>", "</S>", ""]
     ids = batch_to_ids([words])[0]
     g = torch.Generator().manual_seed(0)
-    return torch.cat([ids, torch.zeros(3, 50, dtype=torch.long),  # padded token positions
-                      torch.full((2, 50), 261),  # nothing but character padding
-                      torch.randint(0, 262, (40, 50), generator=g)])  # padding ids anywhere
+    return torch.cat(
+        [
+            ids,
+            torch.zeros(3, 50, dtype=torch.long),  # padded token positions
+            torch.full((2, 50), 261),  # nothing but character padding
+            torch.randint(0, 262, (40, 50), generator=g),
+        ]
+    )  # padding ids anywhere
 
 
 @pytest.mark.parametrize("one_product", [1 << 30, 0], ids=["one product", "running max"])
@@ -41,8 +47,12 @@ def test_pooled_matches_plain_convolution(model, awkward_ids, monkeypatch, one_p
 
     monkeypatch.setattr(char_cnn, "ONE_PRODUCT_ELEMENTS", one_product)
     with torch.inference_mode():
-        torch.testing.assert_close(model.char_cnn.pooled_convolutions(awkward_ids),
-                                   plain_pooled(model.char_cnn, awkward_ids), atol=1e-6, rtol=1e-6)
+        torch.testing.assert_close(
+            model.char_cnn.pooled_convolutions(awkward_ids),
+            plain_pooled(model.char_cnn, awkward_ids),
+            atol=1e-6,
+            rtol=1e-6,
+        )
 
 
 def test_chunks_and_order_do_not_matter(model, awkward_ids, monkeypatch):
@@ -51,7 +61,9 @@ def test_chunks_and_order_do_not_matter(model, awkward_ids, monkeypatch):
     with torch.inference_mode():
         whole = model.char_cnn(awkward_ids)
         monkeypatch.setattr(char_cnn, "CHUNK", 7)
-        monkeypatch.setattr(char_cnn, "ONE_PRODUCT_ELEMENTS", 7 * 20 * model.char_cnn.column_width.numel())  # some chunks each way
+        monkeypatch.setattr(
+            char_cnn, "ONE_PRODUCT_ELEMENTS", 7 * 20 * model.char_cnn.column_width.numel()
+        )  # some chunks each way
         perm = torch.randperm(len(awkward_ids), generator=torch.Generator().manual_seed(1))
         torch.testing.assert_close(model.char_cnn(awkward_ids[perm]), whole[perm], atol=1e-6, rtol=0)
     assert model.char_cnn(awkward_ids[:0]).shape == (0, whole.shape[1])
@@ -95,9 +107,11 @@ def test_cached_kernel_follows_changed_weights(allennlp_files, awkward_ids):
         cnn.convs[2].weight.mul_(-2.0)
         cnn.char_embedding.weight[PAD_ID].add_(0.5)
     with torch.inference_mode():
-        torch.testing.assert_close(cnn.pooled_convolutions(awkward_ids), plain_pooled(cnn, awkward_ids),
-                                   atol=1e-6, rtol=1e-6)
+        torch.testing.assert_close(
+            cnn.pooled_convolutions(awkward_ids), plain_pooled(cnn, awkward_ids), atol=1e-6, rtol=1e-6
+        )
     cnn.convs[0].bias = torch.nn.Parameter(cnn.convs[0].bias.detach() + 1.0)
     with torch.inference_mode():
-        torch.testing.assert_close(cnn.pooled_convolutions(awkward_ids), plain_pooled(cnn, awkward_ids),
-                                   atol=1e-6, rtol=1e-6)
+        torch.testing.assert_close(
+            cnn.pooled_convolutions(awkward_ids), plain_pooled(cnn, awkward_ids), atol=1e-6, rtol=1e-6
+        )

@@ -1,4 +1,5 @@
 """Character ids: exact values from ELMO_SPEC.md section 2 (AllenNLP indexer tests and UTF-8 bytes)."""
+
 import pytest
 import torch
 
@@ -9,15 +10,18 @@ def pad(ids, total=50):
     return ids + [261] * (total - len(ids))
 
 
-@pytest.mark.parametrize("token, expected", [
-    ("<S>", pad([259, 257, 260])),
-    ("</S>", pad([259, 258, 260])),
-    ("Second", pad([259, 84, 102, 100, 112, 111, 101, 260])),
-    (chr(256) + "t", pad([259, 197, 129, 117, 260])),
-    ("café", pad([259, 100, 98, 103, 196, 170, 260])),  # é = C3 A9 in UTF-8
-    ("😀", pad([259, 241, 160, 153, 129, 260])),  # F0 9F 98 80
-    ("a" * 60, [259] + [98] * 48 + [260]),  # truncated to 48 bytes, no char padding left
-])
+@pytest.mark.parametrize(
+    "token, expected",
+    [
+        ("<S>", pad([259, 257, 260])),
+        ("</S>", pad([259, 258, 260])),
+        ("Second", pad([259, 84, 102, 100, 112, 111, 101, 260])),
+        (chr(256) + "t", pad([259, 197, 129, 117, 260])),
+        ("café", pad([259, 100, 98, 103, 196, 170, 260])),  # é = C3 A9 in UTF-8
+        ("😀", pad([259, 241, 160, 153, 129, 260])),  # F0 9F 98 80
+        ("a" * 60, [259] + [98] * 48 + [260]),  # truncated to 48 bytes, no char padding left
+    ],
+)
 def test_token_ids(token, expected):
     assert list(token_to_ids(token)) == expected
 

@@ -1,5 +1,6 @@
 """elmo_core.model.config: BiLMConfig from options.json (checked before anything is allocated), its parameter count
 and its round trip. Loading weights with these options is tested in test_weights.py."""
+
 from __future__ import annotations
 
 import copy
@@ -14,10 +15,24 @@ FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 
 
 def published(dim: int, proj: int, highway: int) -> dict:
-    return {"lstm": {"use_skip_connections": True, "projection_dim": proj, "cell_clip": 3, "proj_clip": 3,
-                     "dim": dim, "n_layers": 2},
-            "char_cnn": {"activation": "relu", "filters": FILTERS, "n_highway": highway, "embedding": {"dim": 16},
-                         "n_characters": 262, "max_characters_per_token": 50}}
+    return {
+        "lstm": {
+            "use_skip_connections": True,
+            "projection_dim": proj,
+            "cell_clip": 3,
+            "proj_clip": 3,
+            "dim": dim,
+            "n_layers": 2,
+        },
+        "char_cnn": {
+            "activation": "relu",
+            "filters": FILTERS,
+            "n_highway": highway,
+            "embedding": {"dim": 16},
+            "n_characters": 262,
+            "max_characters_per_token": 50,
+        },
+    }
 
 
 def test_parameter_counts_match_published_models():
@@ -38,12 +53,15 @@ def test_the_fixture_options_and_the_round_trip(allennlp_files, tmp_path):
     assert again == cfg and json.loads((tmp_path / "options.json").read_text())["lstm"] == cfg.to_dict()["lstm"]
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda o: o["lstm"].pop("dim"), "dim"),
-    (lambda o: o["lstm"].update(n_layers=0), r"lstm.n_layers = 0 is outside the supported range"),
-    (lambda o: o["char_cnn"].update(filters="wide"), "filters"),
-    (lambda o: o.pop("char_cnn"), "char_cnn"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda o: o["lstm"].pop("dim"), "dim"),
+        (lambda o: o["lstm"].update(n_layers=0), r"lstm.n_layers = 0 is outside the supported range"),
+        (lambda o: o["char_cnn"].update(filters="wide"), "filters"),
+        (lambda o: o.pop("char_cnn"), "char_cnn"),
+    ],
+)
 def test_bad_options_are_named(change, message):
     options = copy.deepcopy(published(1024, 128, 1))
     change(options)
@@ -73,18 +91,25 @@ def test_a_file_that_is_not_json(tmp_path):
         BiLMConfig.from_options_json(bad)
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda o: o["lstm"].update(use_skip_connection=o["lstm"].pop("use_skip_connections")),
-     "unknown key 'lstm.use_skip_connection'; did you mean 'lstm.use_skip_connections'?"),
-    (lambda o: o["lstm"].update(cell_clp=3), "unknown key 'lstm.cell_clp'; did you mean 'lstm.cell_clip'?"),
-    (lambda o: o["char_cnn"].update(activaton="tanh"),
-     "unknown key 'char_cnn.activaton'; did you mean 'char_cnn.activation'?"),
-    (lambda o: o["char_cnn"]["embedding"].update(dims=8), "unknown key 'char_cnn.embedding.dims'; did you mean"),
-    (lambda o: o.update(colour=1), r"unknown key 'colour' \(known here: lstm, char_cnn, bidirectional"),
-    (lambda o: o.update(n_epochs=[1]), "training key 'n_epochs' must be a number or true/false, got list"),
-    (lambda o: o.update(lstm=[1]), "'lstm' must be a JSON object, got list"),
-    (lambda o: o["char_cnn"]["filters"].append([[[1]]]), "nested deeper than an options file"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda o: o["lstm"].update(use_skip_connection=o["lstm"].pop("use_skip_connections")),
+            "unknown key 'lstm.use_skip_connection'; did you mean 'lstm.use_skip_connections'?",
+        ),
+        (lambda o: o["lstm"].update(cell_clp=3), "unknown key 'lstm.cell_clp'; did you mean 'lstm.cell_clip'?"),
+        (
+            lambda o: o["char_cnn"].update(activaton="tanh"),
+            "unknown key 'char_cnn.activaton'; did you mean 'char_cnn.activation'?",
+        ),
+        (lambda o: o["char_cnn"]["embedding"].update(dims=8), "unknown key 'char_cnn.embedding.dims'; did you mean"),
+        (lambda o: o.update(colour=1), r"unknown key 'colour' \(known here: lstm, char_cnn, bidirectional"),
+        (lambda o: o.update(n_epochs=[1]), "training key 'n_epochs' must be a number or true/false, got list"),
+        (lambda o: o.update(lstm=[1]), "'lstm' must be a JSON object, got list"),
+        (lambda o: o["char_cnn"]["filters"].append([[[1]]]), "nested deeper than an options file"),
+    ],
+)
 def test_every_key_is_known_or_the_file_is_refused(change, message, tmp_path):
     """A misspelt key used to be ignored and its default taken: without the final s of use_skip_connections the
     residual connection was silently off (layer 2 off by up to 3.0)."""
@@ -102,12 +127,15 @@ def test_training_keys_are_kept(tmp_path):
     assert cfg.to_dict()["n_epochs"] == 10
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"[" * 30000 + b"]" * 30000, "nested deeper than an options file"),  # Python's parser would recurse to death
-    (b"{" + b" " * 70000 + b"}", "70,002 bytes, more than an options file"),
-    (b"\xff\xfe", "not a UTF-8 JSON options file"),
-    (b'{"lstm": ', "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"[" * 30000 + b"]" * 30000, "nested deeper than an options file"),  # Python's parser would recurse to death
+        (b"{" + b" " * 70000 + b"}", "70,002 bytes, more than an options file"),
+        (b"\xff\xfe", "not a UTF-8 JSON options file"),
+        (b'{"lstm": ', "not valid JSON"),
+    ],
+)
 def test_malformed_options_bytes_are_one_value_error_naming_the_file(data, message, tmp_path):
     with pytest.raises(ValueError, match=r"^upload\.json: " + message):
         BiLMConfig.from_json_bytes(data, "upload.json")

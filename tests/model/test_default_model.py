@@ -1,4 +1,5 @@
 """The shipped default biLM (assets/default): loads offline, documented shapes, and context matters."""
+
 import numpy as np
 import pytest
 import torch
@@ -6,10 +7,16 @@ import torch
 from elmo_core import Embedder, tokenize
 from elmo_core.paths import DEFAULT_MODEL_DIR
 
-RIVER = ["We sat on the bank of the river and watched the water.", "The boat drifted toward the muddy bank.",
-         "Fish swam near the grassy bank of the stream."]
-MONEY = ["She deposited the money in the bank.", "The bank raised its interest rates.",
-         "He borrowed gold from the bank to pay his debts."]
+RIVER = [
+    "We sat on the bank of the river and watched the water.",
+    "The boat drifted toward the muddy bank.",
+    "Fish swam near the grassy bank of the stream.",
+]
+MONEY = [
+    "She deposited the money in the bank.",
+    "The bank raised its interest rates.",
+    "He borrowed gold from the bank to pay his debts.",
+]
 
 
 def bank_vectors(embedder):
@@ -35,12 +42,13 @@ def test_default_model_shapes_and_context():
     assert np.abs(unit[2] @ unit[2].T - 1.0).max() > 0.05
 
 
+@pytest.mark.slow
 def test_default_model_separates_senses_better_than_layer0():
     """Leave-one-out 1-NN sense accuracy on our 123 hand-written sense sentences (MODEL_CARD.md: layer 0 38.5 %,
     layer 1 61.0 %, layer 2 65.9 %). The bag of the sentence's other layer-0 vectors (70.7 %) beats both here: the
     lexical target gave layer 0 much of GloVe, and these sentences' senses show in their neighbours' words."""
-    from elmo_core.probes.loo_sense import loo_sense_probe
     from elmo_core.data.senses import read_sense_sentences
+    from elmo_core.probes.loo_sense import loo_sense_probe
 
     result = loo_sense_probe(Embedder.default(device="cpu"), read_sense_sentences(), dataset="own sentences")
     layers = result.layers
@@ -49,6 +57,7 @@ def test_default_model_separates_senses_better_than_layer0():
     assert result.baselines["layer-0 bag of context"] == pytest.approx(0.707, abs=0.002)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, expected", [("default", [0.399, 0.529, 0.771]), ("lm-only", [0.399, 0.463, 0.455])])
 def test_bundled_models_on_the_fresh_sense_probe(name, expected):
     """The model cards' per-layer numbers on the 34-word probe (assets/probes/SENSE_PROBE.md); the bundled
@@ -65,8 +74,17 @@ def test_bundled_models_on_the_fresh_sense_probe(name, expected):
     shipped = json.loads((DEFAULT_MODEL_DIR.parent / name / "evaluation.json").read_text(encoding="utf-8"))
     row, now = shipped["sense_probe"]["sense probe (34 words)"], result.to_evaluation_json()
     assert list(now) == list(row)
-    for key in ("layers", "mix_equal", "bag_of_context", "mfs", "chance_random_neighbour", "chance_uniform",
-                "silhouette", "silhouette_mix_equal", "silhouette_bag_of_context"):
+    for key in (
+        "layers",
+        "mix_equal",
+        "bag_of_context",
+        "mfs",
+        "chance_random_neighbour",
+        "chance_uniform",
+        "silhouette",
+        "silhouette_mix_equal",
+        "silhouette_bag_of_context",
+    ):
         np.testing.assert_allclose(now[key], row[key], atol=1e-4, err_msg=key)
     assert (now["n_items"], now["n_keys"]) == (row["n_items"], row["n_keys"]) == (750, 34)
 

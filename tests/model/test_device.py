@@ -3,6 +3,7 @@
 Float32 must match the reference fixtures there too (TF32 is off), stateless invariance must hold, the
 reduced precisions the Embedder offers must stay close to float32, and a training step must run.
 """
+
 import os
 
 import numpy as np
@@ -11,13 +12,13 @@ import torch
 
 from elmo_core import Embedder, batch_to_ids
 from elmo_core.model.embedder import fast_dtypes
-
 from tests.conftest import ALLENNLP
 
 DEVICE = os.environ.get("ELMO_TEST_DEVICE", "")
-pytestmark = pytest.mark.skipif(not DEVICE or DEVICE == "cpu" or
-                                (DEVICE.startswith("cuda") and not torch.cuda.is_available()),
-                                reason="set ELMO_TEST_DEVICE=cuda on a machine with a GPU")
+pytestmark = pytest.mark.skipif(
+    not DEVICE or DEVICE == "cpu" or (DEVICE.startswith("cuda") and not torch.cuda.is_available()),
+    reason="set ELMO_TEST_DEVICE=cuda on a machine with a GPU",
+)
 SENT = ["The", "bank", "raised", "its", "interest", "rates", "."]
 
 
@@ -55,8 +56,8 @@ def test_reduced_precision_is_close(dtype, allennlp_files):
 
 
 def test_training_step_on_device(allennlp_files):
-    from elmo_core.training.lm import BiLanguageModel
     from elmo_core.model.weights import load_bilm_from_elmo_files
+    from elmo_core.training.lm import BiLanguageModel
 
     torch.manual_seed(0)
     model = BiLanguageModel(load_bilm_from_elmo_files(*allennlp_files).train(), 50).to(DEVICE)
@@ -68,5 +69,8 @@ def test_training_step_on_device(allennlp_files):
         loss = model(ids, words)
     loss.mean.backward()
     assert torch.isfinite(loss.mean)
-    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.bilm.parameters() if p.requires_grad
-               and p is not model.bilm.char_cnn.char_embedding.weight)
+    assert all(
+        p.grad is not None and torch.isfinite(p.grad).all()
+        for p in model.bilm.parameters()
+        if p.requires_grad and p is not model.bilm.char_cnn.char_embedding.weight
+    )

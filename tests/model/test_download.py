@@ -1,4 +1,5 @@
 """elmo_core.model.download.fetch against a local mirror on 127.0.0.1: whole files, resume, every failure mode."""
+
 from __future__ import annotations
 
 import json
@@ -8,6 +9,8 @@ import pytest
 
 from elmo_core.model.download import DownloadError, Policy, fetch, sha256_of
 from tests.mirror import Fault, Mirror
+
+pytestmark = pytest.mark.download_server
 
 BODY = bytes(range(256)) * 2000  # 512,000 bytes, every offset distinguishable
 FAST = Policy(connect_timeout=2, read_timeout=2, retries=3, backoff=0.01)
@@ -65,8 +68,9 @@ def test_a_part_of_a_file_that_changed_on_the_server_starts_over(tmp_path):
     assert mirror.requests[0].headers["If-Range"] == '"old"'
 
 
-@pytest.mark.parametrize("record", [None, {"url": "http://127.0.0.1:1/other/f.bin", "validator": '"x"'},
-                                    {"url": "SAME", "validator": None}])
+@pytest.mark.parametrize(
+    "record", [None, {"url": "http://127.0.0.1:1/other/f.bin", "validator": '"x"'}, {"url": "SAME", "validator": None}]
+)
 def test_a_part_without_its_servers_validator_is_not_resumed(record, tmp_path):
     """A part from another mirror, or with no ETag to guard the splice, could mix two versions: start over."""
     with Mirror({"f.bin": BODY}) as mirror:
@@ -127,10 +131,17 @@ def test_a_server_that_never_answers_times_out_after_two_tries(tmp_path):
     start = time.monotonic()
     with Mirror({"f.bin": BODY}) as mirror:
         mirror.add_fault("f.bin", Fault("hang", times=None))
-        with pytest.raises(DownloadError, match=r"^the server accepted the connection but sent nothing for 0.5 s, "
-                                                r"twice$"):
-            fetch(mirror.url + "f.bin", tmp_path / "f.bin", policy=Policy(read_timeout=0.5, retries=3),
-                  sleep=lambda s: None)
+        with pytest.raises(
+            DownloadError,
+            match=r"^the server accepted the connection but sent nothing for 0.5 s, "
+            r"twice$",
+        ):
+            fetch(
+                mirror.url + "f.bin",
+                tmp_path / "f.bin",
+                policy=Policy(read_timeout=0.5, retries=3),
+                sleep=lambda s: None,
+            )
     assert time.monotonic() - start < 10
     assert len(mirror.requests) == 2  # not four: a server silent twice will stay silent
     assert not (tmp_path / "f.bin").exists()
@@ -149,8 +160,11 @@ def test_an_unreachable_proxy_is_named(tmp_path, monkeypatch):
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", proxy)
-    with pytest.raises(DownloadError, match=rf"^the proxy {proxy}(/)? could not be used \(.*\); check HTTPS_PROXY, "
-                                            r"HTTP_PROXY and NO_PROXY$"):
+    with pytest.raises(
+        DownloadError,
+        match=rf"^the proxy {proxy}(/)? could not be used \(.*\); check HTTPS_PROXY, "
+        r"HTTP_PROXY and NO_PROXY$",
+    ):
         fetch("http://elmo-mirror.invalid/f.bin", tmp_path / "f.bin", policy=FAST, sleep=pytest.fail)
 
 

@@ -1,5 +1,6 @@
 """elmo_core.model.embed_file: the batch plan, its units, and embedding a file across torchrun ranks (2 CPU processes
 here) with the same keys and vectors as one process, also after a rank is killed half way."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,15 @@ import numpy as np
 import pytest
 
 from elmo_core import Embedder
-from elmo_core.model.embed_file import (Ranks, embed_file, embed_file_sharded, parts_folder, plan_batches, plan_units,
-                                  run_calls)
+from elmo_core.model.embed_file import (
+    Ranks,
+    embed_file,
+    embed_file_sharded,
+    parts_folder,
+    plan_batches,
+    plan_units,
+    run_calls,
+)
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,6 +78,7 @@ def test_ranks_from_the_environment(monkeypatch):
         Ranks.from_environment()
 
 
+@pytest.mark.slow
 def test_two_ranks_in_threads_resume_after_a_crash_and_merge_like_one_process(tmp_path):
     """In one process (no torchrun): rank 1 'crashes' with a half-written record, is run again, and the merge
     equals a one-process file bitwise (both ranks run the very batches one process runs)."""
@@ -87,8 +96,9 @@ def test_two_ranks_in_threads_resume_after_a_crash_and_merge_like_one_process(tm
     with open(folder / "rank-1.f32", "ab") as f:
         f.write(b"\x00" * 123)
     said = []
-    embed_file_sharded(embedder.embed_batch, sentences, out, "all", calls, Ranks(1, 2, 1), identity,
-                       progress=said.append)
+    embed_file_sharded(
+        embedder.embed_batch, sentences, out, "all", calls, Ranks(1, 2, 1), identity, progress=said.append
+    )
     units = len(plan_units(calls, [len(s) for s in sentences]))
     assert said[0] == f"rank 1: {units // 2} units of {units}, {units // 2 - 1} already done"
     assert embed_file_sharded(embedder.embed_batch, sentences, out, "all", calls, Ranks(0, 2, 0), identity) is True
@@ -105,8 +115,20 @@ def test_rank_0_waits_for_the_others_and_a_stale_run_is_cleared(tmp_path):
     stale.mkdir()
     (stale / "rank-0.jsonl").write_text("junk")
     done = {}
-    first = threading.Thread(target=lambda: done.update(r0=embed_file_sharded(
-        embedder.embed_batch, sentences, out, "top", calls, Ranks(0, 2, 0), {"settings": "new"}, poll_seconds=0.05)))
+    first = threading.Thread(
+        target=lambda: done.update(
+            r0=embed_file_sharded(
+                embedder.embed_batch,
+                sentences,
+                out,
+                "top",
+                calls,
+                Ranks(0, 2, 0),
+                {"settings": "new"},
+                poll_seconds=0.05,
+            )
+        )
+    )
     first.start()
     time.sleep(0.5)
     assert first.is_alive() and not out.exists()  # rank 0 finished its half and waits for rank 1
@@ -120,17 +142,63 @@ def test_rank_0_waits_for_the_others_and_a_stale_run_is_cleared(tmp_path):
 
 
 def _torchrun(src: Path, out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
-    args = [str(TORCHRUN), "--standalone", "--nproc_per_node", "2", *extra, "-m", "elmo_core", "embed", str(src),
-            str(out), "--options", str(OPTIONS), "--weights", str(WEIGHTS), "--batch-size", "8", "--max-tokens", "40",
-            "--device", "cpu"]
-    return subprocess.Popen(args, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = [
+        str(TORCHRUN),
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        *extra,
+        "-m",
+        "elmo_core",
+        "embed",
+        str(src),
+        str(out),
+        "--options",
+        str(OPTIONS),
+        "--weights",
+        str(WEIGHTS),
+        "--batch-size",
+        "8",
+        "--max-tokens",
+        "40",
+        "--device",
+        "cpu",
+    ]
+    return subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _one_process(src: Path, out: Path) -> None:
-    subprocess.run([sys.executable, "-m", "elmo_core", "embed", str(src), str(out), "--options", str(OPTIONS),
-                    "--weights", str(WEIGHTS), "--batch-size", "8", "--max-tokens", "40", "--device", "cpu",
-                    "--quiet"], cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "elmo_core",
+            "embed",
+            str(src),
+            str(out),
+            "--options",
+            str(OPTIONS),
+            "--weights",
+            str(WEIGHTS),
+            "--batch-size",
+            "8",
+            "--max-tokens",
+            "40",
+            "--device",
+            "cpu",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        check=True,
+    )
 
 
 def _pids_with(variables: dict[str, str]) -> list[int]:
@@ -148,8 +216,11 @@ def _pids_with(variables: dict[str, str]) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not TORCHRUN.exists() or not Path("/proc/self/environ").exists(),
-                    reason="needs torchrun beside this Python and Linux /proc")
+@pytest.mark.multiprocess
+@pytest.mark.skipif(
+    not TORCHRUN.exists() or not Path("/proc/self/environ").exists(),
+    reason="needs torchrun beside this Python and Linux /proc",
+)
 def test_torchrun_two_processes_equal_one_also_after_a_rank_is_killed(tmp_path):
     sentences = corpus(600)
     src = tmp_path / "in.txt"

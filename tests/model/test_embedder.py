@@ -1,7 +1,8 @@
 """Embedder API: shapes, order, stateless invariance, stateful bookkeeping, bad input."""
+
 import numpy as np
-import torch
 import pytest
+import torch
 
 from elmo_core import Embedder
 
@@ -76,32 +77,6 @@ def test_cpu_and_bad_device(allennlp_files):
         Embedder.from_elmo_files(*allennlp_files, device="cpu", dtype="float16")
 
 
-def test_embed_in_chunks_and_with_progress(tiny_embedder):
-    from elmo_core.model.embedder import embed_in_chunks, embed_with_progress
-
-    sentences = [["a"], ["b", "c"], ["d", "e", "f"], ["g"], ["h", "i"]]
-    seen = []
-    parts = list(embed_in_chunks(lambda chunk: (seen.append(len(chunk)), tiny_embedder.embed_batch(chunk))[1],
-                                 sentences, 2))
-    assert [done for done, _ in parts] == [2, 4, 5] and seen == [2, 2, 1]
-    reported = []
-    again = list(embed_in_chunks(tiny_embedder.embed_batch, sentences, 2, lambda f, text: reported.append((f, text))))
-    assert [done for done, _ in again] == [2, 4, 5]
-    assert reported == [(0.4, "running the biLM: 2/5 sentences"), (0.8, "running the biLM: 4/5 sentences"),
-                        (1.0, "running the biLM: 5/5 sentences")]  # one signature: progress(fraction, text)
-    whole = tiny_embedder.embed_batch(sentences)
-    chunked = [a for _, arrays in parts for a in arrays]
-    assert [a.shape for a in chunked] == [a.shape for a in whole]
-    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(chunked, whole))
-    reports = []
-    out = embed_with_progress(tiny_embedder, sentences, batch_size=2, chunk_size=3,
-                              progress=lambda f, text: reports.append((round(f, 3), text)))
-    assert reports == [(0.6, "running the biLM: 3/5 sentences"), (1.0, "running the biLM: 5/5 sentences")]
-    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(out, whole))
-    with pytest.raises(ValueError, match="chunk_size"):
-        next(embed_in_chunks(tiny_embedder.embed_batch, sentences, 0))
-
-
 TYPE_WORDS = ["bank", "Bank", "banks", "river", "money", "the", "The", "spring", "string", "sing", "played", "play"]
 
 
@@ -127,10 +102,13 @@ def test_the_vocabulary_pass_takes_as_many_words_as_fit_its_memory(tiny_embedder
     from elmo_core.model.embedder import TYPE_VECTOR_MEMORY
 
     assert tiny_embedder.type_vector_batch() == 1024 and tiny_embedder.type_vector_batch(7) == 7
-    wide = BiLMConfig.from_dict(json.loads(
-        '{"lstm": {"use_skip_connections": true, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3, '
-        '"dim": 16384, "n_layers": 1}, "char_cnn": {"activation": "relu", "filters": [[1, 16384]], '
-        '"n_highway": 0, "embedding": {"dim": 4}, "n_characters": 262, "max_characters_per_token": 50}}'))
+    wide = BiLMConfig.from_dict(
+        json.loads(
+            '{"lstm": {"use_skip_connections": true, "projection_dim": 16, "cell_clip": 3, "proj_clip": 3, '
+            '"dim": 16384, "n_layers": 1}, "char_cnn": {"activation": "relu", "filters": [[1, 16384]], '
+            '"n_highway": 0, "embedding": {"dim": 4}, "n_characters": 262, "max_characters_per_token": 50}}'
+        )
+    )
     assert wide.num_parameters() == 5_194_788  # the hostile-input review's wide model (a 20.8 MB upload)
     # per position: 400 bytes of ids, 4 x (3 x 16,384 + 16 + 8 x 16,384 + 2 x 16,384 + 2 x 2 x 32) floats
     assert wide.inference_bytes(1) == 400 + 4 * (3 * 16384 + 16 + 8 * 16384 + 2 * 16384 + 2 * 2 * 32) == 852_944

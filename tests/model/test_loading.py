@@ -1,12 +1,13 @@
 """elmo_core.model.loading.load_embedder: which model the command line, the probes, the benchmarks and the app load."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from elmo_core.model.loading import load_embedder
-from elmo_core.paths import DEFAULT_MODEL_DIR
 from elmo_core.model.weights import save_checkpoint
+from elmo_core.paths import DEFAULT_MODEL_DIR
 
 SENTENCE = [["The", "bank", "of", "the", "river", "."]]
 

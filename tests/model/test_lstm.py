@@ -1,4 +1,5 @@
 """elmo_core.model.lstm: the projected biLSTM's inference loop against its differentiable step."""
+
 import torch
 
 from elmo_core.model.lstm import BiLSTM

@@ -1,4 +1,5 @@
 """ScalarMix and the downstream Elmo module (Peters et al. 2018 eq. 1; AllenNLP ScalarMix semantics)."""
+
 import numpy as np
 import pytest
 import torch

@@ -1,4 +1,5 @@
 """The oneDNN products: the same results as the plain ones, used only where they apply, never stale."""
+
 import copy
 import io
 
@@ -7,17 +8,30 @@ import torch
 from torch import nn
 
 from elmo_core import batch_to_ids
-
 from elmo_core.model import onednn
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
 
 pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="no oneDNN in this torch")
 
-OPTIONS = {"lstm": {"use_skip_connections": True, "projection_dim": 32, "cell_clip": 3, "proj_clip": 3, "dim": 64,
-                    "n_layers": 2},
-           "char_cnn": {"activation": "relu", "filters": [[1, 16], [2, 16], [3, 32]], "n_highway": 2,
-                        "embedding": {"dim": 8}, "n_characters": 262, "max_characters_per_token": 50}}
+OPTIONS = {
+    "lstm": {
+        "use_skip_connections": True,
+        "projection_dim": 32,
+        "cell_clip": 3,
+        "proj_clip": 3,
+        "dim": 64,
+        "n_layers": 2,
+    },
+    "char_cnn": {
+        "activation": "relu",
+        "filters": [[1, 16], [2, 16], [3, 32]],
+        "n_highway": 2,
+        "embedding": {"dim": 8},
+        "n_characters": 262,
+        "max_characters_per_token": 50,
+    },
+}
 
 
 def test_applies_only_to_large_float32_weights_at_inference():
@@ -69,7 +83,9 @@ def test_the_fused_activation_is_the_activation_of_the_product(monkeypatch, min_
     torch.manual_seed(0)
     layer = nn.Linear(64, 48)
     x = torch.randn(7, 64)
-    expected = {"none": lambda y: y, "sigmoid": torch.sigmoid, "relu": torch.relu}[activation](x @ layer.weight.T + layer.bias)
+    expected = {"none": lambda y: y, "sigmoid": torch.sigmoid, "relu": torch.relu}[activation](
+        x @ layer.weight.T + layer.bias
+    )
     with torch.no_grad():
         out = onednn.run_linear(layer, x, activation)
     assert ("_onednn" in layer.__dict__) == (min_elements == 1)

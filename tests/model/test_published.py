@@ -1,5 +1,6 @@
 """The published models' table, cache, download command and ``Embedder.published``, against a local mirror
 that serves the reference test model in the published layout. Nothing here leaves 127.0.0.1."""
+
 from __future__ import annotations
 
 import json
@@ -19,6 +20,8 @@ from elmo_core.model.download import DownloadError, Policy
 from tests.conftest import FIXTURES
 from tests.mirror import Fault, Mirror
 
+pytestmark = pytest.mark.download_server
+
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = FIXTURES / "allennlp-elmo" / "options.json"
 WEIGHTS = FIXTURES / "allennlp-elmo" / "lm_weights.hdf5"
@@ -28,8 +31,10 @@ QUICK = Policy(connect_timeout=2, read_timeout=2, retries=3, backoff=0.01)
 def layout(name: str, options: bytes | None = None, weights: bytes | None = None) -> dict[str, bytes]:
     """The reference test model's files under ``name``'s published paths."""
     paths = store.PUBLISHED[name].paths()
-    return {paths["options.json"]: OPTIONS.read_bytes() if options is None else options,
-            paths["weights.hdf5"]: WEIGHTS.read_bytes() if weights is None else weights}
+    return {
+        paths["options.json"]: OPTIONS.read_bytes() if options is None else options,
+        paths["weights.hdf5"]: WEIGHTS.read_bytes() if weights is None else weights,
+    }
 
 
 def weights_path(name: str) -> str:
@@ -37,28 +42,52 @@ def weights_path(name: str) -> str:
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "elmo_core", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "elmo_core", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
 
 
 # ---- the table -------------------------------------------------------------------------------------------
 def test_the_table_matches_the_architectures_it_names():
-    spec = {"small": (1024, 128, 1), "medium": (2048, 256, 1), "original": (4096, 512, 2),
-            "original-5.5b": (4096, 512, 2)}
+    spec = {
+        "small": (1024, 128, 1),
+        "medium": (2048, 256, 1),
+        "original": (4096, 512, 2),
+        "original-5.5b": (4096, 512, 2),
+    }
     for name, model in store.PUBLISHED.items():
         dim, proj, highway = spec[name]
-        options = {"lstm": {"use_skip_connections": True, "projection_dim": proj, "cell_clip": 3, "proj_clip": 3,
-                            "dim": dim, "n_layers": 2},
-                   "char_cnn": {"activation": "relu", "n_highway": highway, "embedding": {"dim": 16},
-                                "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
-                                "n_characters": 262, "max_characters_per_token": 50}}
+        options = {
+            "lstm": {
+                "use_skip_connections": True,
+                "projection_dim": proj,
+                "cell_clip": 3,
+                "proj_clip": 3,
+                "dim": dim,
+                "n_layers": 2,
+            },
+            "char_cnn": {
+                "activation": "relu",
+                "n_highway": highway,
+                "embedding": {"dim": 16},
+                "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+                "n_characters": 262,
+                "max_characters_per_token": 50,
+            },
+        }
         assert BiLMConfig.from_dict(options).num_parameters() == model.parameters, name
         assert (model.lstm_dim, model.projection_dim, model.highway) == (dim, proj, highway)
         assert model.stem.startswith(f"2x{dim}_{proj}_2048cnn_{highway}xhighway")
     assert store.PUBLISHED["original"].weights_bytes == 374_434_792
     assert store.PUBLISHED["original"].urls()["weights.hdf5"] == (
         "https://allennlp.s3.amazonaws.com/models/elmo/2x4096_512_2048cnn_2xhighway/"
-        "elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5")
+        "elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5"
+    )
 
 
 def test_names_and_urls(monkeypatch):
@@ -94,8 +123,10 @@ def test_download_then_published_embeds_exactly_like_the_files(tmp_path, fixture
     assert manifest["files"]["weights.hdf5"]["bytes"] == WEIGHTS.stat().st_size
     assert manifest["parameters"] == 105_120
     assert sorted(p.name for p in entry.folder.iterdir()) == [".lock", "manifest.json", "options.json", "weights.hdf5"]
-    assert store.mismatch_note(entry) == ("note: the cached options.json describes a model of 105,120 parameters, "
-                                          "not the 13,593,296 of the published Small; it is used as it is")
+    assert store.mismatch_note(entry) == (
+        "note: the cached options.json describes a model of 105,120 parameters, "
+        "not the 13,593,296 of the published Small; it is used as it is"
+    )
     ours = Embedder.published("small", cache_dir=tmp_path, device="cpu")
     reference = Embedder.from_elmo_files(OPTIONS, WEIGHTS, device="cpu")
     assert ours.name == "small"
@@ -128,12 +159,16 @@ def test_weights_that_do_not_match_their_options_never_enter_the_cache(tmp_path)
 
     short = tmp_path / "short.hdf5"
     with h5py.File(WEIGHTS) as src, h5py.File(short, "w") as dst:
+
         def copy(name, obj):
             if isinstance(obj, h5py.Dataset) and name != "CNN_high_0/W_carry":
                 dst.create_dataset(name, data=obj[()])
+
         src.visititems(copy)
-    bad = {"not hdf5": (b"\x00" * 1000, "weights.hdf5: not a readable HDF5 weights file"),
-           "a dataset missing": (short.read_bytes(), "weights.hdf5: dataset 'CNN_high_0/W_carry' is missing")}
+    bad = {
+        "not hdf5": (b"\x00" * 1000, "weights.hdf5: not a readable HDF5 weights file"),
+        "a dataset missing": (short.read_bytes(), "weights.hdf5: dataset 'CNN_high_0/W_carry' is missing"),
+    }
     for label, (body, message) in bad.items():
         folder = tmp_path / label
         with Mirror(layout("medium", weights=body)) as mirror:
@@ -183,7 +218,8 @@ def test_a_damaged_cache_is_detected(tmp_path):
         assert problem.startswith("weights.hdf5: sha256 ")
         entry.weights.write_bytes(bytes(data[:-1]))  # a byte short: loading sees it
         assert store.cache_entry("small", tmp_path).detail == (
-            f"weights.hdf5 has {len(data) - 1:,} bytes, but {len(data):,} were verified")
+            f"weights.hdf5 has {len(data) - 1:,} bytes, but {len(data):,} were verified"
+        )
         with pytest.raises(ValueError, match="is damaged: weights.hdf5 has .* --force"):
             Embedder.published("small", cache_dir=tmp_path)
         entry = store.download("small", tmp_path, mirror.url, policy=QUICK)  # a damaged copy is fetched again
@@ -196,12 +232,17 @@ def test_a_read_only_cache_folder_gives_one_clear_error(tmp_path, monkeypatch):
     locked.chmod(0o500)
     try:
         if os.access(locked, os.W_OK):  # root ignores the mode bits: make the folder's creation fail instead
+
             def refuse(self, *args, **kwargs):
                 raise PermissionError(13, "Permission denied", str(self))
+
             monkeypatch.setattr(Path, "mkdir", refuse)
         with Mirror(layout("small")) as mirror:
-            with pytest.raises(DownloadError, match=r"cannot write to the cache folder .*ro/small \(Permission "
-                                                    r"denied\); choose a writable one with --cache-dir"):
+            with pytest.raises(
+                DownloadError,
+                match=r"cannot write to the cache folder .*ro/small \(Permission "
+                r"denied\); choose a writable one with --cache-dir",
+            ):
                 store.download("small", locked, mirror.url, policy=QUICK)
         assert mirror.requests == []
     finally:
@@ -253,38 +294,56 @@ def test_the_command_refuses_unknown_names_and_bad_urls(tmp_path):
     assert run.returncode == 2 and "http:// or https://" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.multiprocess
 def test_two_processes_downloading_end_with_one_good_copy(tmp_path):
     with Mirror(layout("small")) as mirror:
         mirror.add_fault(weights_path("small"), Fault("drop", after=100_000))  # the first one takes a while
         env = {**os.environ, "ELMO_CORE_CACHE": str(tmp_path)}
         args = [sys.executable, "-m", "elmo_core", "download", "small", "--base-url", mirror.url]
-        procs = [subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for _ in range(2)]
+        procs = [
+            subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
         outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert (tmp_path / "small" / "weights.hdf5").read_bytes() == WEIGHTS.read_bytes()
     weight_requests = [r for r in mirror.requests if r.path == weights_path("small")]
     assert len(weight_requests) == 2  # one process fetched (once dropped, once resumed); the other waited
-    assert sum("already in the cache" in out or "another process is downloading" in err
-               for out, err in outputs) == 1
+    assert sum("already in the cache" in out or "another process is downloading" in err for out, err in outputs) == 1
 
 
 def test_embed_takes_a_cached_published_model(tmp_path):
     with Mirror(layout("small")) as mirror:
         store.download("small", tmp_path / "cache", mirror.url, policy=QUICK)
     (tmp_path / "in.txt").write_text("The bank of the river .\n")
-    run = cli("embed", str(tmp_path / "in.txt"), str(tmp_path / "out.hdf5"), "--model", "small", "--device", "cpu",
-              "--quiet", env={"ELMO_CORE_CACHE": str(tmp_path / "cache")})
+    run = cli(
+        "embed",
+        str(tmp_path / "in.txt"),
+        str(tmp_path / "out.hdf5"),
+        "--model",
+        "small",
+        "--device",
+        "cpu",
+        "--quiet",
+        env={"ELMO_CORE_CACHE": str(tmp_path / "cache")},
+    )
     assert run.returncode == 0, run.stderr
     import h5py
 
     with h5py.File(tmp_path / "out.hdf5") as f:
         ours = f["0"][()]
     expected = Embedder.from_elmo_files(OPTIONS, WEIGHTS, device="cpu").embed_sentence(
-        ["The", "bank", "of", "the", "river", "."])
+        ["The", "bank", "of", "the", "river", "."]
+    )
     np.testing.assert_allclose(ours, expected, atol=1e-6)
-    run = cli("embed", str(tmp_path / "in.txt"), str(tmp_path / "o2.hdf5"), "--model", "medium",
-              env={"ELMO_CORE_CACHE": str(tmp_path / "cache")})
+    run = cli(
+        "embed",
+        str(tmp_path / "in.txt"),
+        str(tmp_path / "o2.hdf5"),
+        "--model",
+        "medium",
+        env={"ELMO_CORE_CACHE": str(tmp_path / "cache")},
+    )
     assert run.returncode == 2 and "python -m elmo_core download medium" in run.stderr
     assert not (tmp_path / "o2.hdf5").exists()
     json.loads(json.dumps(run.stderr))  # one plain line, nothing else
@@ -296,8 +355,9 @@ def test_the_download_command_names_a_cache_and_mirror_that_are_not_the_defaults
     assert store.download_command("Small") == "python -m elmo_core download small"
     monkeypatch.setenv("ELMO_CORE_CACHE", str(tmp_path / "my cache"))
     monkeypatch.setenv("ELMO_CORE_BASE_URL", "http://127.0.0.1:8765")
-    assert store.download_command("small") == (f"python -m elmo_core download small --cache-dir '{tmp_path}/my cache'"
-                                               " --base-url http://127.0.0.1:8765/")
+    assert store.download_command("small") == (
+        f"python -m elmo_core download small --cache-dir '{tmp_path}/my cache' --base-url http://127.0.0.1:8765/"
+    )
 
 
 def test_files_left_without_a_manifest_are_fetched_again_from_the_mirror_now_used(tmp_path):
@@ -323,9 +383,11 @@ def test_an_unwritable_cache_is_one_line_without_network_advice(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     run = cli("download", "small", "--cache-dir", str(tmp_path / "file"), "--base-url", "http://127.0.0.1:9/")
     assert run.returncode == 1
-    assert run.stderr.strip() == (f"error: could not download small: cannot write to the cache folder "
-                                  f"{tmp_path / 'file' / 'small'} (Not a directory); choose a writable one with "
-                                  "--cache-dir or ELMO_CORE_CACHE")
+    assert run.stderr.strip() == (
+        f"error: could not download small: cannot write to the cache folder "
+        f"{tmp_path / 'file' / 'small'} (Not a directory); choose a writable one with "
+        "--cache-dir or ELMO_CORE_CACHE"
+    )
 
 
 def test_ctrl_c_keeps_what_arrived_and_says_so(tmp_path, monkeypatch, capsys):
@@ -336,7 +398,9 @@ def test_ctrl_c_keeps_what_arrived_and_says_so(tmp_path, monkeypatch, capsys):
         folder.mkdir(parents=True)
         (folder / "weights.hdf5.part").write_bytes(b"x" * 1234)
         raise KeyboardInterrupt
+
     monkeypatch.setattr(store, "download", interrupted)
     assert main(["download", "small", "--cache-dir", str(tmp_path)]) == 130
-    assert capsys.readouterr().err.strip() == ("interrupted: small is not in the cache; the 1,234 bytes received are "
-                                               "kept and the next download resumes them")
+    assert capsys.readouterr().err.strip() == (
+        "interrupted: small is not in the cache; the 1,234 bytes received are kept and the next download resumes them"
+    )

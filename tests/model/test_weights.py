@@ -1,5 +1,6 @@
 """elmo_core.model.weights: HDF5 errors name the dataset and shapes; export and safetensors round trips are exact;
 hostile weight files and options (issue 10, findings 1, 2 and 6)."""
+
 import json
 import shutil
 import time
@@ -13,7 +14,8 @@ from elmo_core import Embedder
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.chars import batch_to_ids
 from elmo_core.model.config import BiLMConfig
-from elmo_core.model.weights import export_elmo_hdf5, load_bilm_from_elmo_files, load_elmo_hdf5, save_checkpoint
+from elmo_core.model.elmo_hdf5 import export_elmo_hdf5, load_elmo_hdf5
+from elmo_core.model.weights import load_bilm_from_elmo_files, save_checkpoint
 
 SENTS = [["The", "bank", "of", "the", "river", "."], ["Money", "in", "the", "bank"]]
 
@@ -32,7 +34,9 @@ def test_missing_dataset_is_named(allennlp_files, tmp_path):
 
 
 def test_extra_dataset_is_named(allennlp_files, tmp_path):
-    bad = copy_weights(allennlp_files[1], tmp_path / "w.hdf5", lambda f: f.create_dataset("softmax/W", data=np.zeros((3, 2))))
+    bad = copy_weights(
+        allennlp_files[1], tmp_path / "w.hdf5", lambda f: f.create_dataset("softmax/W", data=np.zeros((3, 2)))
+    )
     with pytest.raises(ValueError, match="softmax/W.*unexpected"):
         load_bilm_from_elmo_files(allennlp_files[0], bad)
 
@@ -42,7 +46,9 @@ def test_options_that_disagree_give_both_shapes(allennlp_files, tmp_path):
     options["lstm"]["dim"] = 32
     path = tmp_path / "options.json"
     path.write_text(json.dumps(options))
-    with pytest.raises(ValueError, match=r"W_0' has shape \(32, 256\) in the file but options.json implies \(32, 128\)"):
+    with pytest.raises(
+        ValueError, match=r"W_0' has shape \(32, 256\) in the file but options.json implies \(32, 128\)"
+    ):
         load_bilm_from_elmo_files(path, allennlp_files[1])
 
 
@@ -74,7 +80,9 @@ def test_export_round_trip_is_identical(fixture, request, tmp_path):
         for name in names:
             np.testing.assert_array_equal(a[name][()], b[name][()], err_msg=name)
     original = Embedder.from_elmo_files(options, weights, device="cpu").embed_batch(SENTS)
-    again = Embedder.from_elmo_files(tmp_path / "options.json", tmp_path / "weights.hdf5", device="cpu").embed_batch(SENTS)
+    again = Embedder.from_elmo_files(tmp_path / "options.json", tmp_path / "weights.hdf5", device="cpu").embed_batch(
+        SENTS
+    )
     for x, y in zip(original, again):
         np.testing.assert_array_equal(x, y)
 
@@ -117,9 +125,13 @@ def test_external_storage_is_refused_before_any_read(copied, tmp_path):
     options, weights = copied
     secret = tmp_path / "secret.bin"
     secret.write_bytes(SECRET)
-    _replace(weights, "CNN_proj/b_proj",
-             lambda f, name, shape, dtype: f.create_dataset(name, shape=shape, dtype=dtype,
-                                                            external=[(str(secret), 0, len(SECRET))]))
+    _replace(
+        weights,
+        "CNN_proj/b_proj",
+        lambda f, name, shape, dtype: f.create_dataset(
+            name, shape=shape, dtype=dtype, external=[(str(secret), 0, len(SECRET))]
+        ),
+    )
     with h5py.File(weights) as f:  # the crafted file really reads the server file
         assert f["CNN_proj/b_proj"][()].tobytes() == SECRET
     with pytest.raises(ValueError, match=r"'CNN_proj/b_proj' uses external storage"):
@@ -128,10 +140,16 @@ def test_external_storage_is_refused_before_any_read(copied, tmp_path):
         load_elmo_hdf5(BiLM(BiLMConfig.from_options_json(options)), weights)
 
 
-@pytest.mark.parametrize("kind, message", [
-    ("soft", "is a soft link"), ("external_link", "is an external link"), ("virtual", "is a virtual dataset"),
-    ("int", "not float"), ("filter", "HDF5 filter"),
-])
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("soft", "is a soft link"),
+        ("external_link", "is an external link"),
+        ("virtual", "is a virtual dataset"),
+        ("int", "not float"),
+        ("filter", "HDF5 filter"),
+    ],
+)
 def test_links_virtual_and_odd_datasets_are_refused(kind, message, copied, tmp_path):
     options, weights = copied
     other = tmp_path / "other.hdf5"
@@ -162,11 +180,19 @@ def test_links_virtual_and_odd_datasets_are_refused(kind, message, copied, tmp_p
 def test_shape_is_checked_before_the_array_is_read(copied):
     """A tiny gzip dataset that would expand to 4 GB in memory is refused by its declared shape."""
     options, weights = copied
-    _replace(weights, "char_embed", lambda f, name, shape, dtype: f.create_dataset(
-        name, shape=(2**28, 4), dtype="float32", chunks=(2**20, 4), compression="gzip"))
+    _replace(
+        weights,
+        "char_embed",
+        lambda f, name, shape, dtype: f.create_dataset(
+            name, shape=(2**28, 4), dtype="float32", chunks=(2**20, 4), compression="gzip"
+        ),
+    )
     start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"'char_embed' has shape \(268435456, 4\) in the file but options.json "
-                                         r"implies \(261, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"'char_embed' has shape \(268435456, 4\) in the file but options.json "
+        r"implies \(261, 4\)",
+    ):
         load_bilm_from_elmo_files(options, weights)
     assert time.perf_counter() - start < 5
 
@@ -179,15 +205,18 @@ def _options(tmp_path, allennlp_files, **lstm):
     return path
 
 
-@pytest.mark.parametrize("lstm, message", [
-    ({"projection_dim": 1e9}, r"lstm.projection_dim = 1000000000 is outside the supported range 1..8192"),
-    ({"n_layers": 200}, r"lstm.n_layers = 200 is outside the supported range 1..16"),
-    ({"n_layers": 2.5}, r"lstm.n_layers must be an integer, got 2.5"),
-    ({"dim": True}, r"lstm.dim must be an integer, got True"),
-    ({"dim": "64"}, r"lstm.dim must be an integer"),
-    ({"cell_clip": -1}, r"lstm.cell_clip must be a finite number >= 0"),
-    ({"use_skip_connections": "no"}, r"use_skip_connections must be true or false"),
-])
+@pytest.mark.parametrize(
+    "lstm, message",
+    [
+        ({"projection_dim": 1e9}, r"lstm.projection_dim = 1000000000 is outside the supported range 1..8192"),
+        ({"n_layers": 200}, r"lstm.n_layers = 200 is outside the supported range 1..16"),
+        ({"n_layers": 2.5}, r"lstm.n_layers must be an integer, got 2.5"),
+        ({"dim": True}, r"lstm.dim must be an integer, got True"),
+        ({"dim": "64"}, r"lstm.dim must be an integer"),
+        ({"cell_clip": -1}, r"lstm.cell_clip must be a finite number >= 0"),
+        ({"use_skip_connections": "no"}, r"use_skip_connections must be true or false"),
+    ],
+)
 def test_options_out_of_bounds_fail_before_allocating(lstm, message, tmp_path, allennlp_files):
     options = _options(tmp_path, allennlp_files, **lstm)
     start = time.perf_counter()
@@ -200,8 +229,11 @@ def test_model_over_the_parameter_budget_is_refused_with_its_size(tmp_path, alle
     options = _options(tmp_path, allennlp_files, dim=16384, projection_dim=8192, n_layers=16)
     built = []
     monkeypatch.setattr(BiLM, "__init__", lambda *a, **k: built.append(1))  # nothing may be built
-    with pytest.raises(ValueError, match=r"model of 38,657,892,048 parameters \(144.0 GiB in float32\), over "
-                                         r"this server's budget of 200,000,000 parameters"):
+    with pytest.raises(
+        ValueError,
+        match=r"model of 38,657,892,048 parameters \(144.0 GiB in float32\), over "
+        r"this server's budget of 200,000,000 parameters",
+    ):
         load_bilm_from_elmo_files(options, allennlp_files[1])
     assert built == []
     monkeypatch.undo()
@@ -249,8 +281,9 @@ def test_model_without_projection_loads_as_bilm_tf_runs_it(tmp_path, allennlp_fi
     other = BiLM(BiLMConfig.from_options_json(options)).eval()
     load_elmo_hdf5(other, weights)
     with torch.no_grad():
-        np.testing.assert_allclose(other(batch_to_ids([["bank"]])).activations[1].numpy(),
-                                   out.activations[1].numpy(), atol=1e-6)
+        np.testing.assert_allclose(
+            other(batch_to_ids([["bank"]])).activations[1].numpy(), out.activations[1].numpy(), atol=1e-6
+        )
 
 
 def test_missing_projection_with_cell_size_other_than_projection_is_a_clear_error(copied):
@@ -268,8 +301,11 @@ def test_a_dataset_declared_but_never_written_is_refused(copied):
     _replace(weights, "CNN_proj/W_proj", lambda f, name, shape, dtype: f.create_dataset(name, shape=shape, dtype=dtype))
     with h5py.File(weights) as f:  # h5py would read it as zeros
         assert not f["CNN_proj/W_proj"][()].any()
-    with pytest.raises(ValueError, match=r"^weights.hdf5: 'CNN_proj/W_proj' is declared but its data were never "
-                                         r"written \(it would read as zeros\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^weights.hdf5: 'CNN_proj/W_proj' is declared but its data were never "
+        r"written \(it would read as zeros\)",
+    ):
         load_bilm_from_elmo_files(options, weights)
 
 
@@ -279,39 +315,57 @@ def test_a_chunked_dataset_with_chunks_missing_is_refused(copied):
     def partly(f, name, shape, dtype):
         dataset = f.create_dataset(name, shape=shape, dtype=dtype, chunks=(1, shape[1]))
         dataset[0] = 1.0  # one chunk written of shape[0]
+
     _replace(weights, "CNN_proj/W_proj", partly)
     with pytest.raises(ValueError, match=r"'CNN_proj/W_proj' has 1 of its 124 chunks written"):
         load_bilm_from_elmo_files(options, weights)
 
 
+@pytest.mark.slow
 def test_a_chunk_larger_than_its_dataset_is_refused_before_it_is_inflated(copied):
     """A 261 x 4 char table in one 16,384 x 16,384 gzip chunk: 4 KB of file, 1 GiB to inflate on reading."""
     options, weights = copied
 
     def bomb(f, name, shape, dtype):
-        f.create_dataset(name, shape=shape, dtype=dtype, chunks=(16384, 16384), maxshape=(None, None),
-                         compression="gzip", data=np.ones(shape, dtype))
+        f.create_dataset(
+            name,
+            shape=shape,
+            dtype=dtype,
+            chunks=(16384, 16384),
+            maxshape=(None, None),
+            compression="gzip",
+            data=np.ones(shape, dtype),
+        )
+
     _replace(weights, "char_embed", bomb)
     assert weights.stat().st_size < 2_000_000
-    with pytest.raises(ValueError, match=r"'char_embed' is stored in chunks of \(16384, 16384\), larger than its "
-                                         r"shape \(261, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"'char_embed' is stored in chunks of \(16384, 16384\), larger than its "
+        r"shape \(261, 4\)",
+    ):
         load_bilm_from_elmo_files(options, weights)
 
 
 def test_a_failed_checksum_names_the_file_and_the_dataset(copied):
-    from elmo_core.model.weights import check_elmo_files
+    from elmo_core.model.elmo_hdf5 import check_elmo_files
 
     options, weights = copied
-    _replace(weights, "char_embed", lambda f, name, shape, dtype: f.create_dataset(
-        name, data=np.ones(shape, dtype), chunks=shape, fletcher32=True))
+    _replace(
+        weights,
+        "char_embed",
+        lambda f, name, shape, dtype: f.create_dataset(name, data=np.ones(shape, dtype), chunks=shape, fletcher32=True),
+    )
     load_bilm_from_elmo_files(options, weights)  # intact: loads
     with h5py.File(weights) as f:
         offset = f["char_embed"].id.get_chunk_info(0).byte_offset
     data = bytearray(weights.read_bytes())
     data[offset + 10] ^= 0xFF
     weights.write_bytes(bytes(data))
-    message = (r"^weights.hdf5: dataset 'char_embed' cannot be read: HDF5 could not decode it \(a failed checksum "
-               r"or a damaged chunk\); the file is damaged$")
+    message = (
+        r"^weights.hdf5: dataset 'char_embed' cannot be read: HDF5 could not decode it \(a failed checksum "
+        r"or a damaged chunk\); the file is damaged$"
+    )
     with pytest.raises(ValueError, match=message):
         load_bilm_from_elmo_files(options, weights)
     with pytest.raises(ValueError, match=message):

@@ -1,5 +1,6 @@
 """elmo_core.probes: the task table, running a task, the report helpers and the `probe` command, on the tiny
 fixture biLM and tiny data. Each task's own module has its own test file (test_probes_<module>.py)."""
+
 from __future__ import annotations
 
 import json
@@ -17,10 +18,26 @@ WORDNET, BROWN = PROBE_DATA / "wordnet", PROBE_DATA / "brown"
 
 def test_probe_command_and_report(tmp_path, allennlp_files, monkeypatch):
     from elmo_core.cli import main
+
     options, weights = allennlp_files
     out = tmp_path / "probes.json"
-    common = ["probe", "--options", str(options), "--weights", str(weights), "--device", "cpu", "--threads", "1",
-              "--wordnet-dir", str(WORDNET), "--brown-dir", str(BROWN), "--out", str(out)]
+    common = [
+        "probe",
+        "--options",
+        str(options),
+        "--weights",
+        str(weights),
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--wordnet-dir",
+        str(WORDNET),
+        "--brown-dir",
+        str(BROWN),
+        "--out",
+        str(out),
+    ]
     assert main([*common, "--task", "pos"]) == 0
     assert main([*common, "--task", "wsd"]) == 0  # added to the same model's file
     assert main([*common, "--task", "loo_sense"]) == 0
@@ -62,23 +79,50 @@ def test_every_task_in_the_table_reports_its_data(tmp_path):
     assert len(probes.data_problems(wordnet_dir=tmp_path, brown_dir=tmp_path)) == len(prepared)
     assert probes.data_problems(wordnet_dir=WORDNET, brown_dir=BROWN) == []
     names = [t.name for t in probes.TASKS.values()]
-    assert len({t.title for t in probes.TASKS.values()}) == len({t.label for t in probes.TASKS.values()}) \
-        == len(set(names)) == len(probes.TASKS)  # distinct probes, distinct names
+    assert (
+        len({t.title for t in probes.TASKS.values()})
+        == len({t.label for t in probes.TASKS.values()})
+        == len(set(names))
+        == len(probes.TASKS)
+    )  # distinct probes, distinct names
     assert probes.TASKS["wsd"].label != probes.TASKS["loo_sense"].label
 
 
 def toy_task(tmp_path: Path, calls: list) -> probes.ProbeTask:
     """A task that is only a table entry: what a new task module would define."""
+
     def run(embedder, params, max_items, seed, dirs, progress):
         calls.append((params, max_items, seed, dirs["wordnet"]))
         n = embedder.num_layers
-        return TaskResult(task="toy", title="Toy task (counting)", metric="accuracy", layers=[0.5] * n,
-                          mix_learned=0.6, mix_learned_how="by hand", s=[1 / n] * n, w=[0.0] * n, gamma=1.0,
-                          layer_scale=[1.0] * n, baselines={"chance": 0.25}, paper=paper,
-                          data=DataNote("toy", 3, 1, "none"), seconds=0.0)
+        return TaskResult(
+            task="toy",
+            title="Toy task (counting)",
+            metric="accuracy",
+            layers=[0.5] * n,
+            mix_learned=0.6,
+            mix_learned_how="by hand",
+            s=[1 / n] * n,
+            w=[0.0] * n,
+            gamma=1.0,
+            layer_scale=[1.0] * n,
+            baselines={"chance": 0.25},
+            paper=paper,
+            data=DataNote("toy", 3, 1, "none"),
+            seconds=0.0,
+        )
+
     paper = PaperNumbers(0.7, 0.8, "accuracy", "none")
-    return probes.ProbeTask("toy", "Toy task (counting)", "toy", "#123456", paper,
-                            {"full": {"n": 9}, "quick": {"n": 2}}, TaskResult, lambda dirs: tmp_path, run)
+    return probes.ProbeTask(
+        "toy",
+        "Toy task (counting)",
+        "toy",
+        "#123456",
+        paper,
+        {"full": {"n": 9}, "quick": {"n": 2}},
+        TaskResult,
+        lambda dirs: tmp_path,
+        run,
+    )
 
 
 def test_a_new_task_needs_only_its_entry(tiny_embedder, allennlp_files, tmp_path, monkeypatch):
@@ -96,6 +140,22 @@ def test_a_new_task_needs_only_its_entry(tiny_embedder, allennlp_files, tmp_path
     assert lg.summary_rows(report)[0]["task"] == "Toy task (counting)"
     options, weights = allennlp_files
     out = tmp_path / "toy.json"
-    assert main(["probe", "--task", "toy", "--options", str(options), "--weights", str(weights), "--device", "cpu",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "probe",
+                "--task",
+                "toy",
+                "--options",
+                str(options),
+                "--weights",
+                str(weights),
+                "--device",
+                "cpu",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert probes.load_report(out).tasks["toy"] == replace(result, seconds=0.0)

@@ -1,5 +1,6 @@
 """elmo_core.probes.loo_sense (the leave-one-out sense probe, task "loo_sense"): on synthetic vectors whose
 answer is known, on the tiny fixture biLM, as a task of the table, and in the layout of the `evaluate` report."""
+
 from __future__ import annotations
 
 import json
@@ -9,17 +10,30 @@ import numpy as np
 import pytest
 
 from elmo_core import probes
+from elmo_core.data.senses import SenseItem, read_sense_sentences, read_wordnet_examples
 from elmo_core.paths import SENSE_PROBE
 from elmo_core.probes.loo_sense import LooSenseResult, loo_sense_probe, loo_sense_table
-from elmo_core.data.senses import SenseItem, read_sense_sentences, read_wordnet_examples
 from tests.conftest import PROBE_DATA, check_task_result
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDNET = PROBE_DATA / "wordnet"
 # the keys of one data set in the `evaluate` report, as assets/*/evaluation.json hold them
-EVALUATION_KEYS = ["dataset", "n_items", "n_keys", "n_sentences", "layers", "mix_equal", "bag_of_context", "mfs",
-                   "chance_random_neighbour", "chance_uniform", "silhouette", "silhouette_mix_equal",
-                   "silhouette_bag_of_context", "seconds"]
+EVALUATION_KEYS = [
+    "dataset",
+    "n_items",
+    "n_keys",
+    "n_sentences",
+    "layers",
+    "mix_equal",
+    "bag_of_context",
+    "mfs",
+    "chance_random_neighbour",
+    "chance_uniform",
+    "silhouette",
+    "silhouette_mix_equal",
+    "silhouette_bag_of_context",
+    "seconds",
+]
 
 
 class SyntheticEmbedder:
@@ -44,8 +58,12 @@ class SyntheticEmbedder:
 
 
 def synthetic_items() -> list[SenseItem]:
-    return [SenseItem(w, "", sense, (w, sense, str(k)), 0) for w in ("bass", "pen", "mole", "organ")
-            for sense in ("x", "y") for k in range(12)]
+    return [
+        SenseItem(w, "", sense, (w, sense, str(k)), 0)
+        for w in ("bass", "pen", "mole", "organ")
+        for sense in ("x", "y")
+        for k in range(12)
+    ]
 
 
 def test_known_answers_on_synthetic_vectors():

@@ -1,4 +1,5 @@
 """elmo_core.probes.mix_classifier: the scalar mix trained jointly with a linear classifier."""
+
 from __future__ import annotations
 
 import numpy as np

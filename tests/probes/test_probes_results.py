@@ -1,4 +1,5 @@
 """elmo_core.probes.results: typed results and the JSON layout elmo-explorer-probes/1 of the shipped files."""
+
 from __future__ import annotations
 
 import copy
@@ -44,20 +45,26 @@ def broken(shipped: dict, change) -> dict:
     return data
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.pop("format"), "not a probe results file"),
-    (lambda d: d.update(tasks=[]), "not a probe results file"),
-    (lambda d: d["tasks"].update(ner=d["tasks"]["pos"]), "unknown probe task 'ner'"),
-    (lambda d: d["tasks"]["wsd"].pop("mix_linear"), "task wsd has no 'mix_linear'"),
-    (lambda d: d["tasks"]["pos"].update(layers="high"), "task pos.layers must be a non-empty list"),
-    (lambda d: d["tasks"]["pos"]["layers"].__setitem__(1, 1.5), r"task pos.layers\[1\] must be a number in \[0, 1\]"),
-    (lambda d: d["tasks"]["pos"].update(s=[0.5, 0.5, 0.5]), "must be 3 weights summing to 1"),
-    (lambda d: d["tasks"]["wsd"]["data"].update(n_test="many"), "n_train and n_test must be counts"),
-    (lambda d: d["tasks"]["wsd"]["paper"].pop("layer_2"), "paper has no 'layer_2'"),
-    (lambda d: d["tasks"]["pos"].update(task="wsd"), "task 'pos' holds the result of 'wsd'"),
-    (lambda d: d["model"].update(dim="256"), "must be whole numbers"),
-    (lambda d: d["tasks"]["pos"].update(layers_converged=[1, 0, 1]), "list of true/false"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("format"), "not a probe results file"),
+        (lambda d: d.update(tasks=[]), "not a probe results file"),
+        (lambda d: d["tasks"].update(ner=d["tasks"]["pos"]), "unknown probe task 'ner'"),
+        (lambda d: d["tasks"]["wsd"].pop("mix_linear"), "task wsd has no 'mix_linear'"),
+        (lambda d: d["tasks"]["pos"].update(layers="high"), "task pos.layers must be a non-empty list"),
+        (
+            lambda d: d["tasks"]["pos"]["layers"].__setitem__(1, 1.5),
+            r"task pos.layers\[1\] must be a number in \[0, 1\]",
+        ),
+        (lambda d: d["tasks"]["pos"].update(s=[0.5, 0.5, 0.5]), "must be 3 weights summing to 1"),
+        (lambda d: d["tasks"]["wsd"]["data"].update(n_test="many"), "n_train and n_test must be counts"),
+        (lambda d: d["tasks"]["wsd"]["paper"].pop("layer_2"), "paper has no 'layer_2'"),
+        (lambda d: d["tasks"]["pos"].update(task="wsd"), "task 'pos' holds the result of 'wsd'"),
+        (lambda d: d["model"].update(dim="256"), "must be whole numbers"),
+        (lambda d: d["tasks"]["pos"].update(layers_converged=[1, 0, 1]), "list of true/false"),
+    ],
+)
 def test_a_broken_file_is_a_clear_error(shipped, change, message):
     with pytest.raises(ValueError, match=message):
         ProbeReport.from_json(broken(shipped, change), probes.result_types())

@@ -1,8 +1,9 @@
 """elmo_core.probes.sense_means (the sense-means probe, task "wsd") on the tiny fixture biLM and WordNet files."""
+
 from __future__ import annotations
 
-from elmo_core.probes import sense_means
 from elmo_core.data.senses import read_wordnet_examples
+from elmo_core.probes import sense_means
 from tests.conftest import PROBE_DATA, check_task_result
 
 

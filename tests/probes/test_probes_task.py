@@ -1,4 +1,5 @@
 """elmo_core.probes.task: the progress helpers every task uses."""
+
 from __future__ import annotations
 
 from elmo_core.probes.task import sub_progress

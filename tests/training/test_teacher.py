@@ -3,6 +3,7 @@
 The real teachers (GloVe, MiniLM) are training extras and are not installed for the tests: the lexical
 targets are replaced by fixed random vectors and the contextual targets are a file in the teacher's format.
 """
+
 import json
 
 import numpy as np
@@ -10,10 +11,11 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from elmo_core.training import teacher
 from elmo_core.model.embedder import Embedder
-from elmo_core.training.lm import BiLanguageModel
-from elmo_core.training.train import anchor_epoch_batches, anchor_index, load_language_model, read_sentences, train
+from elmo_core.training import teacher
+from elmo_core.training.batches import anchor_epoch_batches, anchor_index
+from elmo_core.training.checkpoints import load_language_model
+from elmo_core.training.train import read_sentences, train
 from tests.training.test_train import TEXT, corpus, make_cfg  # noqa: F401  (corpus is a fixture)
 
 K_CTX = 6
@@ -22,11 +24,13 @@ K_CTX = 6
 @pytest.fixture
 def fake_glove(monkeypatch):
     """Random but fixed 50-d targets of rank 4 (so an 8-d layer 0 can reach them) for every word but the specials."""
+
     def targets(words):
         gen = torch.Generator().manual_seed(11)
         vecs = torch.randn(len(words), 4, generator=gen) @ torch.randn(4, 50, generator=gen)
         has = torch.tensor([not (w.startswith("<") and w.endswith(">")) for w in words])
         return vecs * has.unsqueeze(1), has
+
     monkeypatch.setattr(teacher, "lexical_targets", targets)
     monkeypatch.setattr(teacher, "check_glove", lambda: None)  # the stand-in needs no training extras
 
@@ -48,9 +52,15 @@ def ctx_file(corpus, tmp_path):  # noqa: F811
     offsets = np.cumsum([0] + [len(s) for s in sents])
     path = tmp_path / "ctx.safetensors"
     meta = {"dim": K_CTX, "sentences": len(sents), "tokens": int(offsets[-1])}
-    save_file({"states": torch.tensor(np.array(rows), dtype=torch.float16),
-               "mask": torch.ones(len(rows), dtype=torch.uint8), "offsets": torch.tensor(offsets)},
-              str(path), metadata={"meta": json.dumps(meta)})
+    save_file(
+        {
+            "states": torch.tensor(np.array(rows), dtype=torch.float16),
+            "mask": torch.ones(len(rows), dtype=torch.uint8),
+            "offsets": torch.tensor(offsets),
+        },
+        str(path),
+        metadata={"meta": json.dumps(meta)},
+    )
     return path
 
 
@@ -62,10 +72,12 @@ def _losses(run):
 @pytest.fixture
 def small_glove(monkeypatch):
     """Fixed random 4-d lexical vectors, so that side bags (K = 4) fit the tiny model's projection (P = 8)."""
+
     def targets(words):
         gen = torch.Generator().manual_seed(13)
         has = torch.tensor([not (w.startswith("<") and w.endswith(">")) for w in words])
         return torch.randn(len(words), 4, generator=gen) * has.unsqueeze(1), has
+
     monkeypatch.setattr(teacher, "lexical_targets", targets)
     monkeypatch.setattr(teacher, "check_glove", lambda: None)
     monkeypatch.setattr(teacher, "GLOVE_DIM", 4)
@@ -77,12 +89,15 @@ SIDE_BAG = dict(side_bag_weight=1.0, side_bag_min_id=3, side_bag_saturation=0.5,
 OCCURRENCE = dict(occurrence_weight=5.0, occurrence_min_id=3, anchor_group=2, bag_teacher=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["lexical", "contextual", "similarity", "occurrence"])
 def test_auxiliary_loss_falls(kind, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    extra = {"lexical": {"lexical_weight": 1.0},
-             "contextual": {"contextual_weight": 1.0, "contextual_targets": str(ctx_file)},
-             "similarity": {"similarity_weight": 5.0, "contextual_targets": str(ctx_file)},
-             "occurrence": {**OCCURRENCE, "contextual_targets": str(ctx_file)}}[kind]
+    extra = {
+        "lexical": {"lexical_weight": 1.0},
+        "contextual": {"contextual_weight": 1.0, "contextual_targets": str(ctx_file)},
+        "similarity": {"similarity_weight": 5.0, "contextual_targets": str(ctx_file)},
+        "occurrence": {**OCCURRENCE, "contextual_targets": str(ctx_file)},
+    }[kind]
     run = tmp_path / "run"
     # The occurrence term learns slowest here: the tiny corpus repeats each sentence, and its 8-d layers are small.
     train(make_cfg(corpus, run, max_steps=400 if kind == "occurrence" else 200, **extra), progress=False)
@@ -102,6 +117,7 @@ def test_auxiliary_loss_falls(kind, corpus, tmp_path, fake_glove, ctx_file):  # 
     assert last < 0.6 * first
 
 
+@pytest.mark.slow
 def test_side_bag_loss_falls(corpus, tmp_path, small_glove):  # noqa: F811
     run = tmp_path / "run"
     train(make_cfg(corpus, run, max_steps=300, **SIDE_BAG), progress=False)
@@ -124,21 +140,25 @@ def test_side_bags():
     assert bags.shape == (2, 3, 4)
     t = torch.tanh
     # Sentence "3 4 3": sums (not means) of what lies strictly before, then strictly after, each token.
-    torch.testing.assert_close(bags[0], t(0.5 * torch.tensor([[0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0],
-                                                             [1.0, 1.0, 0.0, 0.0]])))
+    torch.testing.assert_close(
+        bags[0], t(0.5 * torch.tensor([[0.0, 0.0, 1.0, 1.0], [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]]))
+    )
     # "4 5": 5 is not kept, so "4" sees nothing after it and "5" sees "4" before it (the padding is masked out).
     torch.testing.assert_close(bags[1, :2], t(0.5 * torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])))
     # Inclusive: each side also holds the token itself ("through t", "from t").
     inc = teacher.side_bags(words, torch.tensor([3, 2]), table, keep, saturation=0.5, inclusive=True)
-    torch.testing.assert_close(inc[0], t(0.5 * torch.tensor([[1.0, 0.0, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0],
-                                                            [2.0, 1.0, 1.0, 0.0]])))
+    torch.testing.assert_close(
+        inc[0], t(0.5 * torch.tensor([[1.0, 0.0, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0], [2.0, 1.0, 1.0, 0.0]]))
+    )
     torch.testing.assert_close(inc[1, :2], t(0.5 * torch.tensor([[0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]])))
 
 
 def test_export_drops_heads_and_embeds_identically(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
     run = tmp_path / "run"
-    train(make_cfg(corpus, run, max_steps=5, lexical_weight=1.0, contextual_weight=1.0,
-                   contextual_targets=str(ctx_file)), progress=False)
+    train(
+        make_cfg(corpus, run, max_steps=5, lexical_weight=1.0, contextual_weight=1.0, contextual_targets=str(ctx_file)),
+        progress=False,
+    )
     state = load_file(str(run / "checkpoint" / "model.safetensors"))
     assert any(k.startswith("lexical_head.") for k in state) and any(k.startswith("contextual_head.") for k in state)
     exported = load_file(str(run / "last" / "model.safetensors"))
@@ -146,8 +166,9 @@ def test_export_drops_heads_and_embeds_identically(corpus, tmp_path, fake_glove,
     # The exported folder is a plain biLM: it embeds exactly like the trained model's biLM.
     from elmo_core.model.bilm import BiLM
     from elmo_core.model.config import BiLMConfig
+
     bilm = BiLM(BiLMConfig.from_dict(json.loads((run / "last" / "options.json").read_text())))
-    bilm.load_state_dict({k[len("bilm."):]: v for k, v in state.items() if k.startswith("bilm.")})
+    bilm.load_state_dict({k[len("bilm.") :]: v for k, v in state.items() if k.startswith("bilm.")})
     emb_trained = Embedder(bilm.eval(), device="cpu")
     emb_exported = Embedder.from_checkpoint(run / "last", device="cpu")
     sent = TEXT[5].split()
@@ -156,7 +177,7 @@ def test_export_drops_heads_and_embeds_identically(corpus, tmp_path, fake_glove,
     assert model.lexical_head is None and model.contextual_head is None
 
 
-def _assert_resume_exact(corpus, tmp_path, split_at, **extra):
+def _assert_resume_exact(corpus, tmp_path, split_at, **extra):  # noqa: F811
     """Seven steps straight and the same run stopped after ``split_at`` then resumed end with identical weights."""
     train(make_cfg(corpus, tmp_path / "straight", max_steps=7, **extra), progress=False)
     train(make_cfg(corpus, tmp_path / "split", max_steps=split_at, **extra), progress=False)
@@ -169,13 +190,30 @@ def _assert_resume_exact(corpus, tmp_path, split_at, **extra):
 
 
 def test_resume_exact_with_teachers(corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    _assert_resume_exact(corpus, tmp_path, 3, lexical_weight=0.5, contextual_weight=0.5, contextual_targets=str(ctx_file))
+    _assert_resume_exact(
+        corpus, tmp_path, 3, lexical_weight=0.5, contextual_weight=0.5, contextual_targets=str(ctx_file)
+    )
 
 
 @pytest.mark.parametrize("directional, forms", [(False, False), (True, False), (False, True)])
-def test_resume_exact_with_anchor_batches_and_occurrence_loss(directional, forms, corpus, tmp_path, fake_glove, ctx_file):  # noqa: F811
-    _assert_resume_exact(corpus, tmp_path, 4, **OCCURRENCE, similarity_weight=1.0, contextual_targets=str(ctx_file),
-                         bag_directional=directional, occurrence_forms=forms)
+def test_resume_exact_with_anchor_batches_and_occurrence_loss(
+    directional,
+    forms,
+    corpus,
+    tmp_path,
+    fake_glove,
+    ctx_file,  # noqa: F811
+):  # noqa: F811
+    _assert_resume_exact(
+        corpus,
+        tmp_path,
+        4,
+        **OCCURRENCE,
+        similarity_weight=1.0,
+        contextual_targets=str(ctx_file),
+        bag_directional=directional,
+        occurrence_forms=forms,
+    )
 
 
 def test_context_bags():
@@ -189,7 +227,6 @@ def test_context_bags():
     torch.testing.assert_close(bags[1, :2], torch.tensor([[0.0, 0.0], [0.0, 1.0]]))
 
 
-
 def test_directional_bags():
     table = torch.tensor([[0.0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [2, 2]])
     has = torch.tensor([False, False, False, True, True, False])
@@ -197,13 +234,15 @@ def test_directional_bags():
     bags = teacher.directional_bags(words, torch.tensor([3, 2]), table, has)
     assert bags.shape == (2, 3, 4)
     # Sentence "3 4 3": before each token, then after it; nothing on a side gives zeros.
-    torch.testing.assert_close(bags[0], torch.tensor([[0.0, 0.0, 0.5, 0.5], [1.0, 0.0, 1.0, 0.0],
-                                                      [0.5, 0.5, 0.0, 0.0]]))
+    torch.testing.assert_close(
+        bags[0], torch.tensor([[0.0, 0.0, 0.5, 0.5], [1.0, 0.0, 1.0, 0.0], [0.5, 0.5, 0.0, 0.0]])
+    )
     # "4 5": 5 has no lexical vector, so "4" sees nothing after it and "5" sees "4" before it.
     torch.testing.assert_close(bags[1, :2], torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]))
     # The two sides together weigh the same tokens as the whole-sentence bag.
     whole = teacher.context_bags(words, torch.tensor([3, 2]), table, has)
     torch.testing.assert_close(whole[0, 1], (bags[0, 1, :2] + bags[0, 1, 2:]) / 2)
+
 
 def test_anchor_batches():
     tokens = ["<S>", "</S>", "<UNK>", "the", "a", ".", "bank", "river", "money", "play"]
@@ -225,8 +264,10 @@ def test_anchor_batches():
 def test_init_from_continues_a_run(corpus, tmp_path, fake_glove):  # noqa: F811
     train(make_cfg(corpus, tmp_path / "base", max_steps=4), progress=False)
     base = load_file(str(tmp_path / "base" / "checkpoint" / "model.safetensors"))
-    train(make_cfg(corpus, tmp_path / "cont", max_steps=1, lr=0.0, lexical_weight=1.0,
-                   init_from=str(tmp_path / "base")), progress=False)
+    train(
+        make_cfg(corpus, tmp_path / "cont", max_steps=1, lr=0.0, lexical_weight=1.0, init_from=str(tmp_path / "base")),
+        progress=False,
+    )
     cont = load_file(str(tmp_path / "cont" / "checkpoint" / "model.safetensors"))
     for key, value in base.items():  # lr 0: the biLM and softmax are the base run's, untouched
         torch.testing.assert_close(cont[key], value, rtol=0, atol=0, msg=key)
@@ -250,6 +291,7 @@ def wordpiece():
     """A real WordPiece tokenizer with all-MiniLM-L6-v2's vocabulary (tests/fixtures, Apache-2.0)."""
     tokenizers = pytest.importorskip("tokenizers")
     from pathlib import Path
+
     vocab = Path(__file__).parents[1] / "fixtures" / "minilm_vocab.txt"
     return tokenizers.BertWordPieceTokenizer(str(vocab), lowercase=True, strip_accents=True)
 

@@ -1,10 +1,11 @@
 """What the Explorer page's parts share: the session state, presentation mode and the charts' projector type."""
+
 from __future__ import annotations
 
 import streamlit as st
 
 from app.render import figures
-from app.session import state
+from app.session import keys
 
 ss = st.session_state
 
@@ -14,7 +15,7 @@ KEEP = "session"
 
 
 def presenting() -> bool:
-    return bool(ss.get(state.PRESENT))
+    return bool(ss.get(keys.PRESENT))
 
 
 def chart(fig):

@@ -1,4 +1,5 @@
 """The page's link: the view kept in the URL (a shared link reopens it), and the "Copy link" row in the rail."""
+
 from __future__ import annotations
 
 import json
@@ -6,46 +7,51 @@ import urllib.parse
 
 import streamlit as st
 
-from app.serving import resources
-from app.session import state
+from app.explore.controls import Controls
 from app.explore.examples import find_example
+from app.serving import models
+from app.session import keys, widgets
+from app.session import link as url
 from app.views.explorer_parts.common import ss
 
 
-def model_in_link(model: resources.LoadedModel) -> str:
+def model_in_link(model: models.LoadedModel) -> str:
     """The named model a link carries: the model panel's choice (bundled or published), else the startup
     model's name (an uploaded model cannot travel in a link)."""
-    return ss.get(resources.BUNDLED_CHOICE_KEY) or resources.startup_name() or "default"
+    return ss.get(models.BUNDLED_CHOICE_KEY) or models.startup_name() or "default"
 
 
-def current_view(num_layers: int, model: resources.LoadedModel) -> state.View:
-    example = find_example(ss.get(state.SENTENCES) or "")
-    return state.view_of(ss, num_layers, example.name if example else None, model_in_link(model))
+def current_view(num_layers: int, model: models.LoadedModel) -> Controls:
+    example = find_example(ss.get(keys.SENTENCES) or "")
+    return widgets.controls_of(ss, num_layers, example.name if example else None, model_in_link(model))
 
 
-def sync_url(num_layers: int, model: resources.LoadedModel) -> None:
+def sync_url(num_layers: int, model: models.LoadedModel) -> None:
     """Keep the view in the URL (a shared link reopens it) and remember it for when widgets are not shown."""
     view = current_view(num_layers, model)
-    ss[state.VIEW] = view
-    params = state.view_to_query(view, resources.startup_name() or "default")
+    ss[keys.LAST] = view
+    params = url.to_query(view, models.startup_name() or "default")
     if params != {k: st.query_params[k] for k in st.query_params}:
         st.query_params.from_dict(params)
 
 
-def link_of(view: state.View) -> str:
+def link_of(view: Controls) -> str:
     """The full link of ``view`` (the address the browser shows once the URL is synced)."""
     base = (st.context.url or "").split("?")[0]
-    return f"{base}?{urllib.parse.urlencode(state.view_to_query(view, resources.startup_name() or 'default'))}"
+    return f"{base}?{urllib.parse.urlencode(url.to_query(view, models.startup_name() or 'default'))}"
 
 
-def share_row(model: resources.LoadedModel, num_layers: int) -> None:
+def share_row(model: models.LoadedModel, num_layers: int) -> None:
     """The "Copy link" button and, under it, what a link cannot carry."""
     view = current_view(num_layers, model)
     link = link_of(view)
-    notes = state.link_notes(view, model.key, model.display_name, ss)
+    notes = url.link_notes(view, model.key, model.display_name, ss)
     copy_button(link)
-    st.caption(" ".join(notes) or "The link holds this view: sentences, word, every control, the tab and the "
-               "model's name; it draws the same map in any browser.")
+    st.caption(
+        " ".join(notes)
+        or "The link holds this view: sentences, word, every control, the tab and the "
+        "model's name; it draws the same map in any browser."
+    )
 
 
 def copy_button(link: str) -> None:
@@ -64,4 +70,7 @@ def copy_button(link: str) -> None:
         "  catch (e) { const t = document.createElement('textarea'); t.value = link; document.body.appendChild(t);"
         "    t.select(); const ok = document.execCommand('copy'); t.remove();"
         "    done.textContent = ok ? 'copied' : 'copy it from the address bar'; }"
-        "};</script>", height=40, width="stretch")
+        "};</script>",
+        height=40,
+        width="stretch",
+    )

@@ -1,17 +1,28 @@
 """The Map tab: the contexts map (colour, click-to-pick, the layers side by side) with the query's nearest
 occurrences beside it; ``map_file`` draws the same map for the Export tab."""
+
 from __future__ import annotations
 
 import streamlit as st
 
-from app.render import exports, figures, map_chart
 from app.explore import inputs, projections
-from app.serving import resources
-from app.session import state
-from app.render.display import kwic_list, plural
-from app.explore.frame import (Frame, layer_maps, map_caption, method_name, neighbour_lines, no_neighbours_note,
-                       occurrence_lines, same_vector_note)
+from app.explore.frame import Frame
+from app.explore.layer_maps import layer_maps
+from app.explore.text import plural
+from app.render import exports, figures, map_chart, map_spec
+from app.render.display import kwic_list
 from app.render.safe import md
+from app.render.words import (
+    frame_title,
+    map_caption,
+    map_title,
+    method_name,
+    neighbour_lines,
+    no_neighbours_note,
+    occurrence_lines,
+    same_vector_note,
+)
+from app.session import keys, widgets
 from app.views.explorer_parts.common import KEEP, chart, presenting, ss
 
 
@@ -19,7 +30,7 @@ def map_and_neighbours(frame: Frame, occurrences, table, model_name: str) -> Non
     """The map tab: the map, and the neighbours of its query point beside it (under it where the page is
     narrow: the reflow is CSS in streamlit_app.py), so that a click on a point shows its neighbours where the
     eye already is."""
-    with st.container(key=state.key("map_row")):
+    with st.container(key=keys.key("map_row")):
         left, right = st.columns([1.75, 1], gap="medium")
     with left:
         map_view(frame, occurrences, table, model_name)
@@ -30,8 +41,11 @@ def map_and_neighbours(frame: Frame, occurrences, table, model_name: str) -> Non
 def map_neighbours(frame: Frame, occurrences, table) -> None:
     """The query occurrence and its nearest occurrences in the mix (k and "same word only" as the Neighbours tab
     sets them, which also has the reference corpus and layer 0)."""
-    st.markdown(f"**Nearest to #{frame.query + 1}** in the mix", help="Click a point on the map to make it the "
-                "query. The Neighbours tab sets k and “same word only”, and adds the reference corpus and layer 0.")
+    st.markdown(
+        f"**Nearest to #{frame.query + 1}** in the mix",
+        help="Click a point on the map to make it the "
+        "query. The Neighbours tab sets k and “same word only”, and adds the reference corpus and layer 0.",
+    )
     st.html(kwic_list(*occurrence_lines(occurrences, table.lines, [frame.query])))
     empty = no_neighbours_note(frame)
     if empty:
@@ -48,9 +62,13 @@ def map_view(frame: Frame, occurrences, table, model_name: str) -> None:
 
 def colour_choices(frame: Frame, occurrences) -> list[str]:
     """The map's "colour by" choices here; a remembered choice that does not apply becomes the first."""
-    return state.color_by_choices(ss, any(o.label for o in occurrences), len(inputs.spellings(occurrences)) > 1,
-                                  frame.offers_clusters(ss.get(state.COLOR_BY) == "cluster"),
-                                  label_set=[o.label for o in occurrences])
+    return widgets.color_by_choices(
+        ss,
+        any(o.label for o in occurrences),
+        len(inputs.spellings(occurrences)) > 1,
+        frame.offers_clusters(ss.get(keys.COLOR_BY) == "cluster"),
+        label_set=[o.label for o in occurrences],
+    )
 
 
 def map_figure(frame: Frame, occurrences, table, model_name: str, projector: bool = False):
@@ -59,12 +77,18 @@ def map_figure(frame: Frame, occurrences, table, model_name: str, projector: boo
     A Vega-Lite chart (``app.render.map_chart``); ``projector``: presentation mode's larger type and shorter map (the rail's
     sliders and the whole map on one 1,024 x 768 screen)."""
     colour_choices(frame, occurrences)
-    settings = exports.Settings.of_frame(frame, model_name)
-    title = exports.map_title_text(settings, method_name(frame.projection.method))
+    title = frame_title(frame, model_name)
     if projector:
-        return map_chart.frame_chart(frame, occurrences, table, ss[state.COLOR_BY], title=title,
-                                     height=figures.PROJECTOR_MAP_HEIGHT, font=figures.PROJECTOR_FONT)
-    return map_chart.frame_chart(frame, occurrences, table, ss[state.COLOR_BY], title=title)
+        return map_chart.frame_chart(
+            frame,
+            occurrences,
+            table,
+            ss[keys.COLOR_BY],
+            title=title,
+            height=figures.PROJECTOR_MAP_HEIGHT,
+            font=figures.PROJECTOR_FONT,
+        )
+    return map_chart.frame_chart(frame, occurrences, table, ss[keys.COLOR_BY], title=title)
 
 
 def map_file(frame: Frame, occurrences, table, model_name: str, kind: str) -> bytes:
@@ -77,42 +101,75 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     n = len(occurrences)
     proj = frame.projection
     if proj.coords is None:
-        st.warning(f"“{md(frame.word)}” occurs {plural(n, 'time')}: a 2-D map needs at least "
-                   f"{projections.MIN_POINTS_FOR_MAP} points, so there is no map. The occurrences above, the neighbours and "
-                   "the export still work.")
+        st.warning(
+            f"“{md(frame.word)}” occurs {plural(n, 'time')}: a 2-D map needs at least "
+            f"{projections.MIN_POINTS_FOR_MAP} points, so there is no map. The occurrences above, the neighbours and "
+            "the export still work."
+        )
         return
     choices = colour_choices(frame, occurrences)
     left, right = st.columns([1, 1], vertical_alignment="center")
     if len(choices) > 1:
-        left.radio("colour by", choices, key=state.COLOR_BY, persist_state=KEEP, horizontal=True,
-                   help="cluster: the groups found in the current mix without using labels (Senses tab).")
-    right.radio("show", list(state.MAP_VIEWS.values()), key=state.MAP_VIEW, persist_state=KEEP, horizontal=True,
-                help="Layer 0, 1, 2 and the current mix next to each other, each projected alone with the same "
-                     "method and turned onto the mix's map, so you can see where context comes in.")
-    color_by = ss[state.COLOR_BY]
+        left.radio(
+            "colour by",
+            choices,
+            key=keys.COLOR_BY,
+            persist_state=KEEP,
+            horizontal=True,
+            help="cluster: the groups found in the current mix without using labels (Senses tab).",
+        )
+    right.radio(
+        "show",
+        list(keys.MAP_VIEWS.values()),
+        key=keys.MAP_VIEW,
+        persist_state=KEEP,
+        horizontal=True,
+        help="Layer 0, 1, 2 and the current mix next to each other, each projected alone with the same "
+        "method and turned onto the mix's map, so you can see where context comes in.",
+    )
+    color_by = ss[keys.COLOR_BY]
     settings = exports.Settings.of_frame(frame, model_name)
     fig = map_figure(frame, occurrences, table, model_name, projector=presenting())
     st.html(map_chart.TOOLTIP_CSS)  # the hover text at 15 px (Streamlit's is 12)
-    # a click on an occurrence selects it (map_chart.PICK): the next run makes it the neighbours query
-    st.vega_lite_chart(fig.data, fig.spec, key=state.MAP_CHART, on_select="rerun", selection_mode=[map_chart.PICK],
-                       width="stretch", alt=f"Contexts map of “{frame.word}”: {plural(n, 'occurrence')}")
+    # a click on an occurrence selects it (map_spec.PICK): the next run makes it the neighbours query
+    st.vega_lite_chart(
+        fig.data,
+        fig.spec,
+        key=keys.MAP_CHART,
+        on_select="rerun",
+        selection_mode=[map_spec.PICK],
+        width="stretch",
+        alt=f"Contexts map of “{frame.word}”: {plural(n, 'occurrence')}",
+    )
     st.caption(map_caption(frame) + " Drag to pan, shift + scroll to zoom, double-click to reset.")
-    if ss.get(state.MAP_VIEW) == state.MAP_VIEWS["layers"]:
+    if ss.get(keys.MAP_VIEW) == keys.MAP_VIEWS["layers"]:
         layers_side_by_side(frame, occurrences, table, color_by, settings)
 
 
 def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, settings) -> None:
     with st.spinner("Projecting each layer…"):
-        maps = layer_maps(table, frame, ss.get(state.private("layer_maps")), resources.umap_warm_up().state)
+        maps = layer_maps(table, frame, ss.get(keys.private("layer_maps")))
     if maps is None:
         return
-    ss[state.private("layer_maps")] = maps
+    ss[keys.private("layer_maps")] = maps
     method = method_name(maps.method)
     clusters = frame.cluster_labels if color_by == "cluster" else None  # clustered only when coloured so
-    fig = figures.small_multiples(maps, occurrences, table.lines, color_by, clusters,
-                                  title=exports.map_title(settings, method) + " · layers side by side")
-    st.plotly_chart(chart(fig), key=state.key("layer_maps_chart"), width="stretch",
-                    config=exports.png_config(exports.file_stem(frame.word, settings.model, "layers")))
-    st.caption(f"Each panel is a {method} of one layer's vectors of the {len(occurrences)} occurrences, rotated, "
-               "reflected and scaled onto the mix's map (Procrustes), so the same place means the same in every "
-               "panel. Layer 0 sees only the word's spelling; layers 1 and 2 see the sentence.")
+    fig = figures.small_multiples(
+        maps,
+        occurrences,
+        table.lines,
+        color_by,
+        clusters,
+        title=map_title(settings.controls, settings.s, method) + " · layers side by side",
+    )
+    st.plotly_chart(
+        chart(fig),
+        key=keys.key("layer_maps_chart"),
+        width="stretch",
+        config=exports.png_config(exports.file_stem(frame.word, settings.controls.model, "layers")),
+    )
+    st.caption(
+        f"Each panel is a {method} of one layer's vectors of the {len(occurrences)} occurrences, rotated, "
+        "reflected and scaled onto the mix's map (Procrustes), so the same place means the same in every "
+        "panel. Layer 0 sees only the word's spelling; layers 1 and 2 see the sentence."
+    )

@@ -1,24 +1,26 @@
 """The rail beside the map: the weight sliders and γ, the presets, "Fit s to my labels" and the map's own
 controls. The page draws it inside its live fragment, so that moving any of them reruns only the map's part."""
+
 from __future__ import annotations
 
 import streamlit as st
 
-from app.explore import activations, fit as fit_mix, inputs, mixing, projections
-from app.session import state
+from app.explore import activations, inputs, mixing, projections
+from app.explore import fit as fm
 from app.explore.frame import layer_name
 from app.render.safe import md
+from app.session import keys, widgets
 from app.views.explorer_parts.common import ss
 
 
 # ---- callbacks (run before the script, so they may set widget state) --------------------------------------
 def set_weights(preset: str, num_layers: int) -> None:
-    state.set_preset(ss, preset, num_layers)
+    widgets.set_preset(ss, preset, num_layers)
 
 
 def reset_controls(num_layers: int) -> None:
     set_weights("equal", num_layers)
-    ss[state.GAMMA], ss[state.LAYER_NORM], ss[state.PROJECTION] = 1.0, False, "auto"
+    ss[keys.GAMMA], ss[keys.LAYER_NORM], ss[keys.PROJECTION] = 1.0, False, "auto"
 
 
 # ---- the rail -----------------------------------------------------------------------------------------------
@@ -28,63 +30,93 @@ def weights_section(num_layers: int) -> list:
     st.subheader("3 · Weights")
     notes = []
     for j in range(num_layers):
-        st.slider(f"w_{j} · layer {j}", *state.W_RANGE, step=state.W_STEP, key=state.weight_key(j),
-                  help=f"Raw weight of {layer_name(j, num_layers)}; s = softmax(w).")
+        st.slider(
+            f"w_{j} · layer {j}",
+            *keys.W_RANGE,
+            step=keys.W_STEP,
+            key=keys.weight_key(j),
+            help=f"Raw weight of {layer_name(j, num_layers)}; s = softmax(w).",
+        )
         notes.append(st.container())
-    st.slider("γ (gamma)", *mixing.GAMMA_RANGE, step=0.1, key=state.GAMMA,
-              help="Overall scale. γ multiplies every vector equally, so it changes no cosine similarity "
-                   "and no map; it matters for the exported vectors.")
+    st.slider(
+        "γ (gamma)",
+        *mixing.GAMMA_RANGE,
+        step=0.1,
+        key=keys.GAMMA,
+        help="Overall scale. γ multiplies every vector equally, so it changes no cosine similarity "
+        "and no map; it matters for the exported vectors.",
+    )
     return notes
 
 
 def preset_buttons(num_layers: int) -> None:
     """Equal / top / layer 0 / reset: short labels, two to a row in the rail (the full name on hover)."""
-    presets = (("Equal weights", "Equal", "equal", None), ("Top layer only", "Top only", "top", None),
-               ("Layer 0 only", "Layer 0", "bottom", None),
-               ("Reset", "Reset", None, "Equal weights, γ = 1, no layer norm, automatic projection."))
+    presets = (
+        ("Equal weights", "Equal", "equal", None),
+        ("Top layer only", "Top only", "top", None),
+        ("Layer 0 only", "Layer 0", "bottom", None),
+        ("Reset", "Reset", None, "Equal weights, γ = 1, no layer norm, automatic projection."),
+    )
     cols = st.columns(2)
     for i, (label, short, preset, help_text) in enumerate(presets):
         click, args = (set_weights, (preset, num_layers)) if preset else (reset_controls, (num_layers,))
-        cols[i % 2].button(short, on_click=click, args=args, key=state.key(f"preset_{preset}" if preset else "reset"),
-                           width="stretch", help=help_text or label)
+        cols[i % 2].button(
+            short,
+            on_click=click,
+            args=args,
+            key=keys.key(f"preset_{preset}" if preset else "reset"),
+            width="stretch",
+            help=help_text or label,
+        )
 
 
 def map_controls() -> None:
     """Layer norm, the projection and the grey context words, in the rail under the weights (presentation
     mode leaves them out: fewer controls)."""
-    st.checkbox("layer norm", key=state.LAYER_NORM,
-                help="Normalise each layer of each sentence with one mean and variance over all its values "
-                     "(AllenNLP's do_layer_norm) before mixing.")
-    st.selectbox("2-D projection", projections.PROJECTIONS, key=state.PROJECTION, format_func=projections.PROJECTION_NAMES.get,
-                 help=f"auto: PCA below {projections.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
-                      "else UMAP.")
-    st.checkbox("other words in grey", key=state.CONTEXT,
-                help="Also place the sentences' other words on the map (projected together with the occurrences).")
+    st.checkbox(
+        "layer norm",
+        key=keys.LAYER_NORM,
+        help="Normalise each layer of each sentence with one mean and variance over all its values "
+        "(AllenNLP's do_layer_norm) before mixing.",
+    )
+    st.selectbox(
+        "2-D projection",
+        projections.PROJECTIONS,
+        key=keys.PROJECTION,
+        format_func=projections.PROJECTION_NAMES.get,
+        help=f"auto: PCA below {projections.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
+        "else UMAP.",
+    )
+    st.checkbox(
+        "other words in grey",
+        key=keys.CONTEXT,
+        help="Also place the sentences' other words on the map (projected together with the occurrences).",
+    )
 
 
 def fit_s(table: activations.TokenTable, occurrences: list[inputs.Occurrence]) -> None:
     """Button callback: the s that best separates the labelled senses (``app.explore.fit``) into the sliders."""
-    layers = table.layers(bool(ss.get(state.LAYER_NORM)))[:, table.rows(occurrences)]
+    layers = table.layers(bool(ss.get(keys.LAYER_NORM)))[:, table.rows(occurrences)]
     labels = [o.label for o in occurrences]
     try:
-        fit = fit_mix.fit_mix(layers, labels)
+        fit = fm.fit_mix(layers, labels)
     except ValueError as err:
-        ss[state.WEIGHTS_MESSAGE] = ("warning", str(err))
+        ss[keys.WEIGHTS_MESSAGE] = ("warning", str(err))
         return
-    w = state.set_layer_weights(ss, fit_mix.weights_for_s(fit.s, state.W_RANGE, state.W_STEP))
+    w = widgets.set_layer_weights(ss, fm.weights_for_s(fit.s, keys.W_RANGE, keys.W_STEP))
     s_set = mixing.softmax(w)
-    ss[state.WEIGHTS_MESSAGE] = ("success", fit_mix.fit_message(fit, s_set, fit_mix.accuracy(layers, labels, s_set)))
+    ss[keys.WEIGHTS_MESSAGE] = ("success", fm.fit_message(fit, s_set, fm.accuracy(layers, labels, s_set)))
 
 
 def layer_note(table: activations.TokenTable, occurrences: list[inputs.Occurrence], layer_norm: bool) -> str:
-    """``fit_mix.weight_note`` for these occurrences, kept while the table, occurrences and layer norm stay."""
+    """``app.explore.fit.weight_note`` for these occurrences, kept while the table, occurrences and layer norm stay."""
     rows = table.rows(occurrences)
     key = (tuple(rows.tolist()), layer_norm)
-    memo = ss.get(state.private("layer_note"))
+    memo = ss.get(keys.private("layer_note"))
     if memo is not None and memo[0] is table and memo[1] == key:
         return memo[2]
-    note = fit_mix.weight_note(fit_mix.layer_effect(table.layers(layer_norm)[:, rows]), layer_norm)
-    ss[state.private("layer_note")] = (table, key, note)
+    note = fm.weight_note(fm.layer_effect(table.layers(layer_norm)[:, rows]), layer_norm)
+    ss[keys.private("layer_note")] = (table, key, note)
     return note
 
 
@@ -92,15 +124,20 @@ def fit_s_row(table: activations.TokenTable, occurrences: list[inputs.Occurrence
     """Under the presets: "Fit s to my labels" (when the occurrences carry two senses or more), what it or the
     Layer probes page set, and why moving a weight may change the map little here."""
     labels = [o.label for o in occurrences]
-    if fit_mix.can_fit(labels):
-        st.button("Fit s to my labels", key=state.key("fit_s"), on_click=fit_s, args=(table, occurrences),
-                  width="stretch",
-                  help="Tries every s on a 0.1 grid and keeps the one whose mix gives the best leave-one-out "
-                       "nearest-neighbour accuracy on your sense labels (each occurrence takes the label of its "
-                       "nearest other occurrence), as the ELMo paper learns s for each task. γ changes no cosine.")
-    message = ss.pop(state.WEIGHTS_MESSAGE, None)
+    if fm.can_fit(labels):
+        st.button(
+            "Fit s to my labels",
+            key=keys.key("fit_s"),
+            on_click=fit_s,
+            args=(table, occurrences),
+            width="stretch",
+            help="Tries every s on a 0.1 grid and keeps the one whose mix gives the best leave-one-out "
+            "nearest-neighbour accuracy on your sense labels (each occurrence takes the label of its "
+            "nearest other occurrence), as the ELMo paper learns s for each task. γ changes no cosine.",
+        )
+    message = ss.pop(keys.WEIGHTS_MESSAGE, None)
     if message:
         getattr(st, message[0])(md(message[1]))
-    note = layer_note(table, occurrences, bool(ss.get(state.LAYER_NORM)))
+    note = layer_note(table, occurrences, bool(ss.get(keys.LAYER_NORM)))
     if note:
         st.caption(md(note))

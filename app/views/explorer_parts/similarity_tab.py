@@ -1,11 +1,13 @@
 """The Similarity tab: the occurrences' cosine matrices per layer and the sense separation scores."""
+
 from __future__ import annotations
 
 import streamlit as st
 
+from app.explore.frame import Frame
 from app.render import figures
-from app.session import state
-from app.explore.frame import Frame, separation_caption
+from app.render.words import separation_caption
+from app.session import keys
 from app.views.explorer_parts.common import chart
 
 
@@ -18,12 +20,12 @@ def similarity_tab(frame: Frame, occurrences) -> None:
         st.caption(note)
     order = "sorted by label; " if any(o.label for o in occurrences) else ""
     st.markdown(f"**Cosine similarity between the occurrences** ({order}one colour scale for all panels)")
-    st.plotly_chart(chart(figures.frame_heatmaps(frame, occurrences)), key=state.key("heatmaps"), width="stretch")
+    st.plotly_chart(chart(figures.frame_heatmaps(frame, occurrences)), key=keys.key("heatmaps"), width="stretch")
     scores = frame.separation
     st.markdown("**Sense separation per layer**")
     bars = figures.frame_separation(frame)
     if bars is None:
         st.info(scores[0].note or "No score for this input.")
         return
-    st.plotly_chart(chart(bars), key=state.key("separation"), width="stretch")
+    st.plotly_chart(chart(bars), key=keys.key("separation"), width="stretch")
     st.caption(separation_caption(frame, occurrences))

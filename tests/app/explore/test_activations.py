@@ -3,6 +3,7 @@
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,16 +13,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-from app.explore import activations, inputs
-
+from app.explore import activations, inputs  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "allennlp-elmo"
 
 
 def test_token_table_rows_and_mix():
     lines = [inputs.Line("", None, ("a", "b")), inputs.Line("", None, ("c", "d", "e"))]
-    acts = [np.arange(2 * 2 * 2, dtype=np.float32).reshape(2, 2, 2),
-            np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2) + 100]
+    acts = [
+        np.arange(2 * 2 * 2, dtype=np.float32).reshape(2, 2, 2),
+        np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2) + 100,
+    ]
     table = activations.TokenTable(lines, acts)
     assert table.acts.shape == (2, 5, 2) and table.num_layers == 2
     assert table.row(1, 2) == 4 and table.token(4) == "e" and table.token(1) == "b"
@@ -31,8 +33,10 @@ def test_token_table_rows_and_mix():
     with pytest.raises(ValueError):
         activations.TokenTable(lines, acts[:1])
     ref = activations.TokenTable.of_tokenized([("a", "b"), ("c", "d", "e")], acts)
-    assert [(ln.text, ln.label, ln.tokens) for ln in ref.lines] == [("a b", None, ("a", "b")),
-                                                                     ("c d e", None, ("c", "d", "e"))]
+    assert [(ln.text, ln.label, ln.tokens) for ln in ref.lines] == [
+        ("a b", None, ("a", "b")),
+        ("c d e", None, ("c", "d", "e")),
+    ]
     np.testing.assert_array_equal(ref.acts, table.acts)
 
 
@@ -64,10 +68,18 @@ def test_activation_cache_reports_progress_on_the_new_sentences_only():
     cache.get_many("m", embed_batch, [("a",), ("b",)])
     seen: list = []
     new = [(w,) for w in "cdefg"]
-    _, computed = cache.get_many("m", embed_batch, [("a",), ("b",), *new], chunk_size=2,
-                                 progress=lambda f, text: seen.append((round(f, 3), text)))
-    assert computed == 5 and seen == [(0.4, "running the biLM: 2/5 sentences"), (0.8, "running the biLM: 4/5 sentences"),
-                                      (1.0, "running the biLM: 5/5 sentences")]
+    _, computed = cache.get_many(
+        "m",
+        embed_batch,
+        [("a",), ("b",), *new],
+        chunk_size=2,
+        progress=lambda f, text: seen.append((round(f, 3), text)),
+    )
+    assert computed == 5 and seen == [
+        (0.4, "running the biLM: 2/5 sentences"),
+        (0.8, "running the biLM: 4/5 sentences"),
+        (1.0, "running the biLM: 5/5 sentences"),
+    ]
     seen.clear()
     cache.get_many("m", embed_batch, [("x",), ("y",)], progress=lambda f, text: seen.append(f), progress_from=3)
     assert seen == []  # two new sentences: below progress_from, no bar
@@ -77,6 +89,7 @@ def test_activation_cache_reports_progress_on_the_new_sentences_only():
 
 def test_activation_cache_with_fixture_model():
     from elmo_core import Embedder
+
     e = Embedder.from_elmo_files(FIXTURE / "options.json", FIXTURE / "lm_weights.hdf5", device="cpu")
     cache = activations.ActivationCache()
     sents = [("The", "bank", "."), ("Play", "ball", "!")]

@@ -1,4 +1,5 @@
 """app.explore.clusters: sense discovery by clustering, the number of clusters by silhouette, agreement with labels."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -100,8 +101,9 @@ def test_noise_has_no_clear_clusters(n):
     np.testing.assert_array_equal(found.labels, np.zeros(n))
     assert found.best is not None and found.silhouette == found.silhouettes[found.best] < cl.CLEAR_SILHOUETTE
     note = cl.no_clear_clusters_note(found)
-    assert note.startswith(f"No clear clusters: the best split, into {found.best}, has a silhouette of "
-                           f"{found.silhouette:.2f}, below 0.25")
+    assert note.startswith(
+        f"No clear clusters: the best split, into {found.best}, has a silhouette of {found.silhouette:.2f}, below 0.25"
+    )
     assert cl.agreement(found, ["a", "b"] * (n // 2)).ari == 0.0  # one group says nothing about senses
 
 
@@ -113,11 +115,13 @@ def test_no_clear_clusters_when_every_split_leaves_crumbs():
     assert found.k == 1 and found.silhouettes == {} and found.best is None and found.silhouette is None
     assert set(found.too_small) == {2, 3, 4}
     assert cl.no_clear_clusters_note(found).startswith(
-        "No clear clusters: a split into 2, 3 or 4 leaves a cluster of fewer than 3 occurrences.")
+        "No clear clusters: a split into 2, 3 or 4 leaves a cluster of fewer than 3 occurrences."
+    )
     five = cl.discover(blobs((3, 2)))  # two clusters of 3 need 6 occurrences
     assert five.k == 1 and five.silhouettes == {} == five.too_small
     assert cl.no_clear_clusters_note(five).startswith(
-        "No clear clusters: 5 occurrences are too few for two clusters of at least 3. ")
+        "No clear clusters: 5 occurrences are too few for two clusters of at least 3. "
+    )
     assert cl.discover(blobs((3, 2)), k=2).k == 2  # by hand they split
 
 
@@ -126,8 +130,10 @@ def test_the_bank_example_with_the_default_model(default_bank):
     0.15 with the labels). Now only splits of clusters of 3 or more count (2: 9 + 3, silhouette 0.19; 3: 5 + 4 +
     3, 0.20; 4 leaves a cluster of 1), and neither reaches 0.25: no clear clusters. The true senses themselves
     have a silhouette of 0.11 in this mix; by hand, 3 clusters agree with them at 0.53."""
-    from app.explore import mixing
     from sklearn.metrics import silhouette_score
+
+    from app.explore import mixing
+
     layers, labels = default_bank
     x = mixing.scalar_mix(layers, (0.0, 0.0, 0.0), 1.0)
     found = cl.discover(x)

@@ -1,4 +1,5 @@
 """app/explore/examples.py: the built-in example sets."""
+
 from __future__ import annotations
 
 from app.explore import inputs

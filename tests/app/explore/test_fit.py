@@ -1,5 +1,6 @@
 """app.explore.fit: s fitted to sense labels by leave-one-out 1-NN, the sliders' w for it, and why a weight moves the
 map little (issue 29, item 6)."""
+
 from __future__ import annotations
 
 import math
@@ -7,12 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from app.explore import mixing, neighbours, projections
 from app.explore import fit as fm
+from app.explore import mixing, neighbours, projections
 
 
-def senses_in(layer: int, n_per: int = 6, num_layers: int = 3, dim: int = 24, seed: int = 0,
-              lengths=(1.0, 1.0, 1.0)) -> tuple[np.ndarray, list[str]]:
+def senses_in(
+    layer: int, n_per: int = 6, num_layers: int = 3, dim: int = 24, seed: int = 0, lengths=(1.0, 1.0, 1.0)
+) -> tuple[np.ndarray, list[str]]:
     """(layers float32 (num_layers, 2 n_per, dim), labels): two senses that only ``layer`` tells apart (two
     directions); the other layers are noise around one direction. ``lengths`` scales each layer."""
     rng = np.random.default_rng(seed)
@@ -144,16 +146,19 @@ def test_the_message_says_what_was_set():
     w = fm.weights_for_s(fit.s, (-5.0, 5.0), 0.1)
     s_set = mixing.softmax(w)
     text = fm.fit_message(fit, s_set, fm.accuracy(layers, labels, s_set))
-    assert text == (f"Fitted s = {' / '.join(f'{v:.2f}' for v in s_set)}: leave-one-out 1-NN accuracy 100% over 12 "
-                    f"labelled occurrences, equal weights 75% (chance 45%; alone: layer 0 "
-                    f"{100 * fit.layers[0]:.0f}%, layer 1 100%, layer 2 {100 * fit.layers[2]:.0f}%). {fit.tied} of 67 "
-                    "weightings tie; the one nearest equal weights is set. Chosen without each sentence in turn, "
-                    "then tested on it: 100%.")
+    assert text == (
+        f"Fitted s = {' / '.join(f'{v:.2f}' for v in s_set)}: leave-one-out 1-NN accuracy 100% over 12 "
+        f"labelled occurrences, equal weights 75% (chance 45%; alone: layer 0 "
+        f"{100 * fit.layers[0]:.0f}%, layer 1 100%, layer 2 {100 * fit.layers[2]:.0f}%). {fit.tied} of 67 "
+        "weightings tie; the one nearest equal weights is set. Chosen without each sentence in turn, "
+        "then tested on it: 100%."
+    )
     same = fm.fit_mix(np.repeat(layers[1:2], 3, axis=0), labels)
     assert fm.fit_message(same, [1 / 3] * 3, 1.0) == (
         "Equal weights are already the best s: leave-one-out 1-NN accuracy 100% over 12 labelled occurrences "
         "(chance 45%; alone: layer 0 100%, layer 1 100%, layer 2 100%). 67 of 67 weightings tie. Chosen without "
-        "each sentence in turn, then tested on it: 100%.")
+        "each sentence in turn, then tested on it: 100%."
+    )
 
 
 def test_fitting_s_on_the_bank_example_with_the_default_model(default_bank):
@@ -177,10 +182,12 @@ def test_a_long_layer_outweighs_the_others():
     assert effect.alone[2] > 0.98 > effect.alone[1]
     note = fm.weight_note(effect)
     ratio = effect.lengths[2] / max(effect.lengths[:2])
-    assert note == (f"Layer 2's vectors are {ratio:.1f}× as long as the others' here (mean length "
-                    f"{effect.lengths[2]:.0f} vs {effect.lengths[0]:.0f} and {effect.lengths[1]:.0f}), so even equal "
-                    f"weights mostly mean layer 2 (same arrangement: {effect.alone[2]:.2f}) and raising w_2 moves the "
-                    "map little. Layer norm evens the lengths.")
+    assert note == (
+        f"Layer 2's vectors are {ratio:.1f}× as long as the others' here (mean length "
+        f"{effect.lengths[2]:.0f} vs {effect.lengths[0]:.0f} and {effect.lengths[1]:.0f}), so even equal "
+        f"weights mostly mean layer 2 (same arrangement: {effect.alone[2]:.2f}) and raising w_2 moves the "
+        "map little. Layer norm evens the lengths."
+    )
     balanced, _ = senses_in(2)
     assert fm.weight_note(fm.layer_effect(balanced)) == ""  # three different layers of one scale: nothing to say
 
@@ -191,8 +198,10 @@ def test_two_alike_layers_are_named():
     layers[2] = layers[1] + 0.05 * rng.normal(size=layers[1].shape)  # layer 2: layer 1 with a little noise
     effect = fm.layer_effect(layers)
     assert effect.similarity[1, 2] > 0.99 and effect.similarity[0, 1] < 0.5
-    assert fm.weight_note(effect) == (f"Layers 1 and 2 are very similar here ({effect.similarity[1, 2]:.2f}), so "
-                                      "shifting weight between them moves the map little.")
+    assert fm.weight_note(effect) == (
+        f"Layers 1 and 2 are very similar here ({effect.similarity[1, 2]:.2f}), so "
+        "shifting weight between them moves the map little."
+    )
 
 
 def test_a_context_free_layer_has_no_arrangement():
@@ -218,7 +227,9 @@ def test_why_top_layer_only_looks_like_equal_weights_for_bank(default_bank):
     assert fm.weight_note(effect) == (
         "Layer 2's vectors are 3.2× as long as the others' here (mean length 88 vs 27 and 16), so even equal weights "
         f"mostly mean layer 2 (same arrangement: {effect.alone[2]:.2f}) and raising w_2 moves the map little. Layer "
-        "norm evens the lengths.")
+        "norm evens the lengths."
+    )
+
     # the map itself: PCA at equal weights and at "top layer only" differ by 1% of its spread, layer 1 alone by half
     def pca(w):
         return projections.pca_2d(projections.l2_normalise(mixing.scalar_mix(layers, w, 1.0)))

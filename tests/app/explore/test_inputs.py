@@ -3,6 +3,7 @@
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-from app.explore import activations, inputs, neighbours
+from app.explore import activations, inputs, neighbours  # noqa: E402
 
 
 def split(text: str) -> list[str]:
@@ -20,15 +21,18 @@ def split(text: str) -> list[str]:
 
 
 # ---- words and occurrences ---------------------------------------------------------------------------------------
-LINES = [inputs.Line("", "a", ("The", "Bank", "is", "open", ".")),
-         inputs.Line("", "b", ("banks", "and", "the", "bank", "banked", "banking")),
-         inputs.Line("", None, ("The", "river", "."))]
+LINES = [
+    inputs.Line("", "a", ("The", "Bank", "is", "open", ".")),
+    inputs.Line("", "b", ("banks", "and", "the", "bank", "banked", "banking")),
+    inputs.Line("", None, ("The", "river", ".")),
+]
 
 
 # ---- input parsing ------------------------------------------------------------------------------------------
 def test_parse_labels_and_tokens():
-    parsed = inputs.parse_input("[river] We sat on the bank .\n\n  plain line here \n[ money ]I went to the bank",
-                            tokenizer=split)
+    parsed = inputs.parse_input(
+        "[river] We sat on the bank .\n\n  plain line here \n[ money ]I went to the bank", tokenizer=split
+    )
     assert [ln.label for ln in parsed.lines] == ["river", None, "money"]
     assert parsed.lines[0].tokens == ("We", "sat", "on", "the", "bank", ".")
     assert parsed.lines[0].text == "We sat on the bank ."
@@ -51,15 +55,22 @@ def test_a_label_longer_than_the_limit_is_read_as_sentence_with_a_note():
     text = f"[river] the bank\n\n[{long}] my bank\n[{limit}] a bank"
     parsed = inputs.parse_input(text, tokenizer=split)
     assert [(ln.label, ln.text) for ln in parsed.lines] == [
-        ("river", "the bank"), (None, f"[{long}] my bank"), (limit, "a bank")]
+        ("river", "the bank"),
+        (None, f"[{long}] my bank"),
+        (limit, "a bank"),
+    ]
     # the line number counts the empty line, as the text box shows it
-    assert parsed.notes == [f"Line 3: '[{long}]' is longer than 40 characters, so it was read as part of the "
-                            "sentence, not as a label. Shorten it to 40 characters or fewer to use it as a label."]
+    assert parsed.notes == [
+        f"Line 3: '[{long}]' is longer than 40 characters, so it was read as part of the "
+        "sentence, not as a label. Shorten it to 40 characters or fewer to use it as a label."
+    ]
     many = inputs.parse_input("\n".join(f"[{'ab ' * 20}] bank {i}" for i in range(7)), tokenizer=split)
     first = "[" + ("ab " * 20)[:45] + "…]"  # the first one, cut
-    assert many.notes == [f"Lines 1, 2, 3, 4, 5 and 2 more: their bracketed text (e.g. '{first}') is longer than "
-                          "40 characters, so it was read as part of the sentence, not as a label. Shorten it to 40 "
-                          "characters or fewer to use it as a label."]
+    assert many.notes == [
+        f"Lines 1, 2, 3, 4, 5 and 2 more: their bracketed text (e.g. '{first}') is longer than "
+        "40 characters, so it was read as part of the sentence, not as a label. Shorten it to 40 "
+        "characters or fewer to use it as a label."
+    ]
     assert "at most 40 characters" in inputs.LABEL_HELP  # the text box's help states the limit
 
 
@@ -167,8 +178,12 @@ def test_uploaded_text_is_cut_to_what_is_used():
     box, note = inputs.text_for_box(text, "big.txt")
     assert len(box.split("\n")) == inputs.MAX_LINES and len(box) <= inputs.MAX_TEXT_CHARS
     assert note == "From big.txt: only the first 500 of its 5,000 lines were read."  # the cut: parse_input's note
-    assert inputs.parse_input(box, str.split).lines == inputs.parse_input(text, str.split).lines[:3] + \
-        inputs.parse_input(box, str.split).lines[3:4] + inputs.parse_input(text, str.split).lines[4:500]
+    assert (
+        inputs.parse_input(box, str.split).lines
+        == inputs.parse_input(text, str.split).lines[:3]
+        + inputs.parse_input(box, str.split).lines[3:4]
+        + inputs.parse_input(text, str.split).lines[4:500]
+    )
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", " \t\n\u200b\n"])
@@ -181,10 +196,11 @@ def test_an_uploaded_long_line_is_reported_cut_once():
     text = "[river] the bank " + "w " * 1500 + "\nshort bank line"
     box, note = inputs.text_for_box(text, "long.txt")
     shown = [n for n in [note, *inputs.parse_input(box, str.split).notes] if n]  # what the page shows after an upload
-    assert shown == ["1 line longer than 1,000 characters was cut.",
-                     "1 sentence longer than 100 tokens was cut."]
-    assert sum(("characters was cut" in n or "characters were cut" in n) or "first 1,044 characters" in n
-               for n in shown) == 1
+    assert shown == ["1 line longer than 1,000 characters was cut.", "1 sentence longer than 100 tokens was cut."]
+    assert (
+        sum(("characters was cut" in n or "characters were cut" in n) or "first 1,044 characters" in n for n in shown)
+        == 1
+    )
     # a cut parse_input cannot see (invisible characters took the room) is the upload note's, again once
     hidden = "a " + "\u200b" * 600 + "y" * 900
     box, note = inputs.text_for_box(hidden, "z.txt")
@@ -193,8 +209,11 @@ def test_an_uploaded_long_line_is_reported_cut_once():
 
 
 def test_control_and_zero_width_characters_do_not_make_sentences_or_tokens():
-    parsed = inputs.parse_input("[river] We sat on the ba\u200bnk\x0cof the river.\u2028Then\u200b we left.\n"
-                            "\ufeff[money] The bank\x85raised rates.", str.split)
+    parsed = inputs.parse_input(
+        "[river] We sat on the ba\u200bnk\x0cof the river.\u2028Then\u200b we left.\n"
+        "\ufeff[money] The bank\x85raised rates.",
+        str.split,
+    )
     assert [ln.label for ln in parsed.lines] == ["river", "money"]
     assert parsed.lines[0].tokens == ("We", "sat", "on", "the", "bank", "of", "the", "river.", "Then", "we", "left.")
     assert parsed.lines[1].tokens == ("The", "bank", "raised", "rates.")
@@ -206,8 +225,11 @@ def test_exact_case_occurrences_still_follow_the_one_rule():
     lines = inputs.parse_input("The Bank was shut .\nThe bank 's door .\nRiver-Bank and Banks .").lines
     lines = list(lines) + [inputs.Line("Bank\u2019s vault", None, ("Bank\u2019s", "vault"))]  # a token that kept it
     assert [o.token for o in inputs.find_occurrences(lines, "Bank", fold_case=False)] == ["Bank", "Bank\u2019s"]
-    assert [o.token for o in inputs.find_occurrences(lines, "Bank", True, fold_case=False)] == ["Bank", "Banks",
-                                                                                            "Bank\u2019s"]
+    assert [o.token for o in inputs.find_occurrences(lines, "Bank", True, fold_case=False)] == [
+        "Bank",
+        "Banks",
+        "Bank\u2019s",
+    ]
     assert [o.token for o in inputs.find_occurrences(lines, "bank", True)] == ["Bank", "bank", "Banks", "Bank\u2019s"]
 
 

@@ -3,6 +3,7 @@
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-from app.explore import mixing
+from app.explore import mixing  # noqa: E402
 
 
 # ---- mixing --------------------------------------------------------------------------------------------------
@@ -30,6 +31,7 @@ def test_softmax_and_scalar_mix_values():
 def test_scalar_mix_matches_elmo_core():
     torch = pytest.importorskip("torch")
     from elmo_core import ScalarMix
+
     rng = np.random.default_rng(0)
     layers = rng.normal(size=(3, 7, 5)).astype(np.float32)
     w = [0.3, -1.2, 0.8]
@@ -40,6 +42,7 @@ def test_scalar_mix_matches_elmo_core():
 def test_sentence_layer_norm_matches_elmo_core_per_sentence():
     torch = pytest.importorskip("torch")
     from elmo_core.model.mix import whole_tensor_norm
+
     rng = np.random.default_rng(1)
     acts = (rng.normal(size=(3, 9, 4)) * 3 + 1).astype(np.float32)
     offsets = np.array([0, 4, 9])

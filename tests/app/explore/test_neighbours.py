@@ -3,6 +3,7 @@
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-from app.explore import neighbours
+from app.explore import neighbours  # noqa: E402
 
 
 # ---- neighbours, similarity, separation ------------------------------------------------------------------------
@@ -27,7 +28,7 @@ def test_cosine_neighbours_order_exclude_and_ties():
 
 def test_cosine_matrix_and_unique_types():
     m = neighbours.cosine_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]))
-    np.testing.assert_allclose(m, [[1, 0, np.sqrt(.5)], [0, 1, np.sqrt(.5)], [np.sqrt(.5), np.sqrt(.5), 1]])
+    np.testing.assert_allclose(m, [[1, 0, np.sqrt(0.5)], [0, 1, np.sqrt(0.5)], [np.sqrt(0.5), np.sqrt(0.5), 1]])
     words, vecs = neighbours.unique_types(["a", ".", "b", "a"], np.arange(8.0).reshape(4, 2))
     assert words == ["a", "b"]
     np.testing.assert_array_equal(vecs, [[0, 1], [4, 5]])

@@ -3,6 +3,7 @@
 Expected values are worked out by hand in the comments, or follow from the definitions (softmax, cosine,
 Procrustes) on small arrays built for the purpose.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-from app.explore import mixing, projections
+from app.explore import mixing, projections  # noqa: E402
 
 
 # ---- projection --------------------------------------------------------------------------------------------
@@ -82,6 +83,7 @@ def test_project_tsne_warm_start():
 
 def test_tsne_is_bounded_and_starts_from_pca(monkeypatch):
     from sklearn import manifold
+
     rng = np.random.default_rng(5)
     x = projections.l2_normalise(np.concatenate([rng.normal(size=(15, 8)) + 3, rng.normal(size=(15, 8)) - 3]))
     made = []
@@ -105,9 +107,12 @@ def test_tsne_is_bounded_and_starts_from_pca(monkeypatch):
     np.testing.assert_array_equal(made[-1]["init"], coords.astype(np.float32))
 
 
+@pytest.mark.slow
 def test_umap_projection_separates_clusters_and_stays_put():
     pytest.importorskip("umap")
-    warm = projections.UmapWarmUp().run_now()
+    from app.serving.warm_up import UmapWarmUp
+
+    warm = UmapWarmUp().run_now()
     assert warm.state == "ready", warm.error
     rng = np.random.default_rng(5)
     centers = np.zeros((2, 16))

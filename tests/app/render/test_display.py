@@ -1,42 +1,13 @@
-"""app.render.display: plurals and concordance (keyword-in-context) lines."""
+"""app.render.display: concordance (keyword-in-context) lines as an HTML table and list."""
+
 from __future__ import annotations
 
 import re
 
-import pytest
-
-from app.render.display import ELLIPSIS, Kwic, kwic, kwic_table, plural
+from app.explore.text import Kwic, kwic
+from app.render.display import kwic_table
 
 TOKENS = "On a warm afternoon we sat on the grassy bank of the slow river and watched the boats go by .".split()
-
-
-def test_plural():
-    assert [plural(1, "occurrence"), plural(2, "occurrence"), plural(0, "sentence")] == [
-        "1 occurrence", "2 occurrences", "0 sentences"]
-    assert plural(1200, "reference sentence") == "1,200 reference sentences" and plural(2, "child", "children") == "2 children"
-
-
-@pytest.mark.parametrize("position", range(len(TOKENS)))
-def test_the_target_is_always_whole_and_the_contexts_fit(position):
-    k = kwic(TOKENS, position, left_chars=20, right_chars=15)
-    assert k.target == TOKENS[position]
-    assert len(k.left) <= 20 + 1 and len(k.right) <= 15 + 1  # the budget, plus the "…" mark
-    left_words = [w for w in k.left.split() if w != ELLIPSIS]
-    right_words = [w for w in k.right.split() if w != ELLIPSIS]
-    # whole tokens, the ones next to the target: the left context ends right before it, the right starts after it
-    assert left_words == TOKENS[position - len(left_words):position]
-    assert right_words == TOKENS[position + 1:position + 1 + len(right_words)]
-    assert k.left.startswith(ELLIPSIS) == (len(left_words) < position)
-    assert k.right.endswith(ELLIPSIS) == (position + 1 + len(right_words) < len(TOKENS))
-
-
-def test_long_tokens_and_edges():
-    k = kwic(["x" * 80, "bank", "y" * 80], 1, 20, 20)
-    assert k == Kwic(ELLIPSIS + "x" * 19, "bank", "y" * 19 + ELLIPSIS)
-    assert kwic(["bank"], 0) == Kwic("", "bank", "")
-    assert kwic(TOKENS, 9).plain().count("«bank»") == 1
-    with pytest.raises(IndexError):
-        kwic(TOKENS, len(TOKENS))
 
 
 def test_the_table_aligns_left_context_right_and_escapes_everything():
@@ -44,7 +15,7 @@ def test_the_table_aligns_left_context_right_and_escapes_everything():
     html = kwic_table(lines, [("cos", "c", ["0.912", "0.5"]), ("label", "lab", ["river", "<i>x</i>"])])
     rows = re.findall(r"<tr>(.*?)</tr>", html)[1:]  # after the header
     assert len(rows) == 2
-    for row, line in zip(rows, lines):
+    for row, _line in zip(rows, lines):
         cells = re.findall(r'<td class="(\w*)">(.*?)</td>', row)
         assert [c for c, _ in cells] == ["c", "lab", "l", "t", "r"]  # left context | target | right context
     assert "<mark>bank</mark>" in rows[0]
@@ -58,20 +29,22 @@ def test_the_table_aligns_left_context_right_and_escapes_everything():
 def test_the_table_has_no_fixed_background_behind_text_so_it_reads_in_dark_and_light_themes():
     lines = [kwic(TOKENS, 9, 30, 30)] * 20
     for html in (kwic_table(lines), kwic_table(lines, max_height_px=230)):
-        css = html[:html.index("</style>")]
+        css = html[: html.index("</style>")]
         # only the highlighted target and the label chips have a colour of their own, each with its own text colour
         backgrounds = re.findall(r"([^{}]+)\{[^}]*background:(#[0-9a-f]+|white|var\([^)]*\))", css)
         assert sorted(sel.strip() for sel, _ in backgrounds) == ["table.kwic td.lab span", "table.kwic td.t mark"]
     scrolling = kwic_table(lines, max_height_px=230)
     # the header stays above the scrolling body in a table of its own, with the same columns
-    head, body = re.search(r'<div class="kwic-head">(.*?)</div><div class="kwic-body" style="max-height:230px">(.*)',
-                           scrolling).groups()
+    head, body = re.search(
+        r'<div class="kwic-head">(.*?)</div><div class="kwic-body" style="max-height:230px">(.*)', scrolling
+    ).groups()
     assert "<thead>" in head and "<tbody>" not in head and body.count("<tr>") == 20 and "<thead>" not in body
     assert re.search(r"<colgroup>.*?</colgroup>", head).group() == re.search(r"<colgroup>.*?</colgroup>", body).group()
 
 
 def test_kwic_list_wraps_short_contexts_around_the_marked_target_and_escapes_everything():
     from app.render.display import kwic_list
+
     line = Kwic("we sat by the <b>old</b> muddy edge of the", "bank", "of the river & watched the boats go by")
     out = kwic_list([line], [("cos", "c", ["0.877"]), ("label", "lab", ["<river>"])], chars=20)
     assert "<b>" not in out and "&lt;b&gt;old&lt;/b&gt;" not in out  # cut: the 20 characters nearest the target

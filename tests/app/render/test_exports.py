@@ -1,4 +1,5 @@
 """app.render.exports: Embedding Projector files, CSV and .npz, each with the settings, numbered from 1, made safe."""
+
 from __future__ import annotations
 
 import csv
@@ -9,15 +10,22 @@ import zipfile
 import numpy as np
 import pytest
 
-from app.render import exports
 from app.explore import inputs
+from app.explore.controls import Controls
+from app.render import exports
 
-LINES = [inputs.Line("=cmd bank here", "=HYPERLINK(x)", ("=cmd", "bank", "here")),
-         inputs.Line("No word", None, ("No", "word")),
-         inputs.Line("a\tbank", "river", ("a", "bank\tx"))]
+LINES = [
+    inputs.Line("=cmd bank here", "=HYPERLINK(x)", ("=cmd", "bank", "here")),
+    inputs.Line("No word", None, ("No", "word")),
+    inputs.Line("a\tbank", "river", ("a", "bank\tx")),
+]
 OCC = [inputs.Occurrence(0, 1, "bank", "=HYPERLINK(x)"), inputs.Occurrence(2, 1, "bank\tx", "river")]
 X = np.array([[0.5, -1.25], [2.0, 3.0]], dtype=np.float32)
-SETTINGS = exports.Settings("lm-only", "bank", (0.0, 1.0, -0.5), (0.25, 0.5, 0.25), 2.0, True, "pca")
+SETTINGS = exports.Settings(
+    Controls(model="lm-only", word="bank", weights=(0.0, 1.0, -0.5), gamma=2.0, layer_norm=True),
+    (0.25, 0.5, 0.25),
+    "pca",
+)
 
 
 def test_safe_cell():
@@ -63,11 +71,27 @@ def test_projector_zip_carries_the_settings_and_the_sentences():
 def test_vectors_csv_counts_from_one_and_repeats_the_settings():
     rows = list(csv.reader(io.StringIO(exports.vectors_csv(LINES, OCC, X, SETTINGS).decode())))
     assert rows[0] == exports.OCCURRENCE_HEADER + exports.SETTINGS_HEADER + ["v0", "v1"]
-    assert rows[1] == ["1", "1", "2", "bank", "'=HYPERLINK(x)", "'=cmd bank here", "lm-only", "0 1 -0.5",
-                       "0.2500 0.5000 0.2500", "2", "yes", "0.5", "-1.25"]
+    assert rows[1] == [
+        "1",
+        "1",
+        "2",
+        "bank",
+        "'=HYPERLINK(x)",
+        "'=cmd bank here",
+        "lm-only",
+        "0 1 -0.5",
+        "0.2500 0.5000 0.2500",
+        "2",
+        "yes",
+        "0.5",
+        "-1.25",
+    ]
     assert rows[2][:3] == ["2", "3", "2"] and rows[2][5] == "a bank"
-    coords = list(csv.reader(io.StringIO(exports.coords_csv(LINES, OCC, np.array([[1.0, 2.0], [3, 4]]), SETTINGS,
-                                                            [0, 1]).decode())))
+    coords = list(
+        csv.reader(
+            io.StringIO(exports.coords_csv(LINES, OCC, np.array([[1.0, 2.0], [3, 4]]), SETTINGS, [0, 1]).decode())
+        )
+    )
     assert coords[0][6:10] == ["x", "y", "cluster", "projection"]
     assert coords[1][:3] == ["1", "1", "2"] and coords[1][6:10] == ["1", "2", "1", "pca"]
     assert coords[2][8] == "2"
@@ -83,11 +107,9 @@ def test_npz_holds_arrays_settings_and_sentences_without_pickle():
     assert doc["settings"]["layer_norm"] is True and doc["occurrences"][0]["occurrence"] == 1
 
 
-def test_file_names_titles_and_png_config():
+def test_file_names_and_png_config():
     assert exports.file_stem("bank", "weights.hdf5", "map") == "elmo_bank_weights_map"
     assert exports.file_stem("naïve/../x", "lm-only", "mix") == "elmo_na_ve_x_lm-only_mix"
-    title = exports.map_title(exports.Settings("<b>m</b>", "bank", (0, 0), (0.5, 0.5), 1.0, False), "PCA")
-    assert "&lt;b&gt;m&lt;/b&gt;" in title and "s = 0.50 / 0.50" in title and title.endswith("PCA")
     assert exports.png_config("elmo_x")["toImageButtonOptions"] == {"format": "png", "filename": "elmo_x", "scale": 2}
 
 

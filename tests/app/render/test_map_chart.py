@@ -1,5 +1,6 @@
 """app/render/map_chart.py: the contexts map as a plain Vega-Lite spec and its rows, what a slider move rebuilds (and what
 it does not), the clusters read only when the map is coloured by cluster, and the PNG and HTML files."""
+
 from __future__ import annotations
 
 import json
@@ -8,16 +9,21 @@ import re
 import numpy as np
 import pytest
 
-from app.render import figures, map_chart
 from app.explore import inputs
-from app.explore.frame import Controls, compute_frame
+from app.explore.controls import Controls
+from app.explore.frame import compute_frame
+from app.render import figures, map_chart, map_spec, map_texts
 
 TITLE = "“bank” · default · s = 0.33 / 0.33 / 0.33 · γ = 1 · PCA"
 
 
 def _lines():
-    lines = [inputs.Line("", "river", ("we", "sat", "on", "the", "bank")), inputs.Line("", "money", ("a", "bank", "loan")),
-             inputs.Line("", "river", ("the", "bank", "flooded")), inputs.Line("", None, ("bank", "<b>"))]
+    lines = [
+        inputs.Line("", "river", ("we", "sat", "on", "the", "bank")),
+        inputs.Line("", "money", ("a", "bank", "loan")),
+        inputs.Line("", "river", ("the", "bank", "flooded")),
+        inputs.Line("", None, ("bank", "<b>")),
+    ]
     return lines, inputs.find_occurrences(lines, "bank")
 
 
@@ -28,70 +34,103 @@ def _layers(spec: dict) -> dict[str, dict]:
 def test_the_spec_keeps_hover_click_legend_title_grey_points_ring_and_equal_axes():
     lines, occ = _lines()
     coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [-2.0, -1.0]])
-    chart = map_chart.contexts_chart(coords, occ, lines, "label", selected=2, context_coords=np.array([[1.0, 9.0]]),
-                                     context_rows=[(0, 0)], title=TITLE)
+    chart = map_chart.contexts_chart(
+        coords,
+        occ,
+        lines,
+        "label",
+        selected=2,
+        context_coords=np.array([[1.0, 9.0]]),
+        context_rows=[(0, 0)],
+        title=TITLE,
+    )
     spec = chart.spec
     json.dumps(spec)  # plain JSON: no Altair object, nothing left to validate or convert
     assert "data" not in spec and "datasets" not in spec  # the rows travel apart (``chart.data``)
     layers = _layers(spec)
-    assert list(layers) == [map_chart.OTHER, map_chart.OCCURRENCE, map_chart.QUERY]  # grey under, the ring on top
-    # click-to-pick: the point selection ``pick`` on the occurrences' index, which app.session.state reads back
+    assert list(layers) == [map_spec.OTHER, map_spec.OCCURRENCE, map_spec.QUERY]  # grey under, the ring on top
+    # click-to-pick: the point selection ``pick`` on the occurrences' index, which app.session.widgets.clicked_occurrence reads back
     params = {p["name"]: p for p in spec["params"]}
-    assert set(params) == {"pick", "view"} and map_chart.PICK == "pick"
-    assert params["pick"]["select"] == {"type": "point", "clear": False, "fields": ["idx"], "on": "click",
-                                        "toggle": False}
-    assert params["pick"]["views"] == [layers[map_chart.OCCURRENCE]["name"]] == ["occurrences"]
+    assert set(params) == {"pick", "view"} and map_spec.PICK == "pick"
+    assert params["pick"]["select"] == {
+        "type": "point",
+        "clear": False,
+        "fields": ["idx"],
+        "on": "click",
+        "toggle": False,
+    }
+    assert params["pick"]["views"] == [layers[map_spec.OCCURRENCE]["name"]] == ["occurrences"]
     assert params["view"]["bind"] == "scales" and params["view"]["select"]["zoom"] == "wheel![event.shiftKey]"
     # hover: the title and the sentence, on the occurrences and the grey words, not the ring
-    tooltip = [{"field": "head", "title": "title", "type": "nominal"}, {"field": "text", "title": "sentence", "type": "nominal"}]
-    assert layers[map_chart.OCCURRENCE]["encoding"]["tooltip"] == tooltip == layers[map_chart.OTHER]["encoding"]["tooltip"]
-    assert "tooltip" not in layers[map_chart.QUERY]["encoding"]
+    tooltip = [
+        {"field": "head", "title": "title", "type": "nominal"},
+        {"field": "text", "title": "sentence", "type": "nominal"},
+    ]
+    assert (
+        layers[map_spec.OCCURRENCE]["encoding"]["tooltip"] == tooltip == layers[map_spec.OTHER]["encoding"]["tooltip"]
+    )
+    assert "tooltip" not in layers[map_spec.QUERY]["encoding"]
     assert "font-size:15px" in map_chart.TOOLTIP_CSS and "#vg-tooltip-element{" in map_chart.TOOLTIP_CSS
     # legend: under the plot at 14 px, the labels in order of first appearance, then the grey "other words"
-    colour = layers[map_chart.OCCURRENCE]["encoding"]["color"]
-    assert colour["scale"] == {"domain": ["river", "money", "(no label)", map_chart.OTHER],
-                               "range": figures.PALETTE[:3] + [figures.GREY]}
-    assert colour["legend"]["orient"] == "bottom" and colour["legend"]["labelFontSize"] == 14 == colour["legend"]["titleFontSize"]
-    assert spec["config"]["legend"] == {"labelFontSize": 14, "titleFontSize": 14} and spec["config"]["title"] == {"fontSize": 16}
-    ring = layers[map_chart.QUERY]
+    colour = layers[map_spec.OCCURRENCE]["encoding"]["color"]
+    assert colour["scale"] == {
+        "domain": ["river", "money", "(no label)", map_spec.OTHER],
+        "range": figures.PALETTE[:3] + [figures.GREY],
+    }
+    assert (
+        colour["legend"]["orient"] == "bottom"
+        and colour["legend"]["labelFontSize"] == 14 == colour["legend"]["titleFontSize"]
+    )
+    assert spec["config"]["legend"] == {"labelFontSize": 14, "titleFontSize": 14} and spec["config"]["title"] == {
+        "fontSize": 16
+    }
+    ring = layers[map_spec.QUERY]
     assert ring["mark"]["filled"] is False and ring["mark"]["color"] == "black" and ring["mark"]["size"] == 560
-    assert ring["encoding"]["shape"]["scale"] == {"domain": [map_chart.QUERY], "range": ["circle"]}
-    assert layers[map_chart.OTHER]["mark"]["size"] == 30 and layers[map_chart.OCCURRENCE]["mark"]["size"] == 150
+    assert ring["encoding"]["shape"]["scale"] == {"domain": [map_spec.QUERY], "range": ["circle"]}
+    assert layers[map_spec.OTHER]["mark"]["size"] == 30 and layers[map_spec.OCCURRENCE]["mark"]["size"] == 150
     # the title above, 16 px; the chart as wide as the page, 520 px high
     assert spec["title"] == {"text": TITLE, "anchor": "start", "fontSize": 16, "fontWeight": "normal", "offset": 10}
     assert (spec["width"], spec["height"]) == ("container", 520)
     # one unit per pixel on both axes around the points' centre (x: -2..4, y: -1..9, the grey word included)
     x, y = spec["encoding"]["x"]["scale"], spec["encoding"]["y"]["scale"]
     unit = "max(3.0 / max(width / 2 - 20, 1), 5.0 / max(height / 2 - 20, 1))"
-    assert x["domainMin"]["expr"] == f"1.0 - {unit} * width / 2" and x["domainMax"]["expr"] == f"1.0 + {unit} * width / 2"
-    assert y["domainMin"]["expr"] == f"4.0 - {unit} * height / 2" and y["domainMax"]["expr"] == f"4.0 + {unit} * height / 2"
+    assert (
+        x["domainMin"]["expr"] == f"1.0 - {unit} * width / 2" and x["domainMax"]["expr"] == f"1.0 + {unit} * width / 2"
+    )
+    assert (
+        y["domainMin"]["expr"] == f"4.0 - {unit} * height / 2"
+        and y["domainMax"]["expr"] == f"4.0 + {unit} * height / 2"
+    )
     assert x["zero"] is False and x["nice"] is False and spec["encoding"]["x"]["axis"]["labels"] is False
     # presentation mode: larger type everywhere
     big = map_chart.contexts_chart(coords, occ, lines, "label", selected=2, title=TITLE, font=20, height=400).spec
     assert big["title"]["fontSize"] == 22 and big["height"] == 400
-    assert _layers(big)[map_chart.OCCURRENCE]["encoding"]["color"]["legend"]["labelFontSize"] == 20
+    assert _layers(big)[map_spec.OCCURRENCE]["encoding"]["color"]["legend"]["labelFontSize"] == 20
 
 
 def test_the_rows_one_per_occurrence_grey_words_and_the_ring():
     lines, occ = _lines()
     coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [-2.0, -1.0]])
     context = np.array([[1.0, 9.0], [0.5, -0.5]])
-    chart = map_chart.contexts_chart(coords, occ, lines, "label", selected=1, context_coords=context,
-                                     context_rows=[(0, 0), (1, 2)])
+    chart = map_chart.contexts_chart(
+        coords, occ, lines, "label", selected=1, context_coords=context, context_rows=[(0, 0), (1, 2)]
+    )
     rows = chart.data.to_pylist()
     assert chart.data.column_names == list(map_chart.COLUMNS)
-    occurrences = [r for r in rows if r["role"] == map_chart.OCCURRENCE]
+    occurrences = [r for r in rows if r["role"] == map_spec.OCCURRENCE]
     assert len(occurrences) == len(occ) == 4 and sorted(r["idx"] for r in occurrences) == [0, 1, 2, 3]
     assert [r["series"] for r in occurrences] == ["river", "river", "money", "(no label)"]  # legend order
     assert [(r["x"], r["y"]) for r in occurrences] == [(0.0, 1.0), (4.0, 5.0), (2.0, 3.0), (-2.0, -1.0)]
     assert occurrences[0]["head"] == "#1 · river · sentence 1" and occurrences[0]["text"] == "we sat on the «bank»"
     assert occurrences[3]["text"] == "«bank» <b>"  # plain text: Vega's tooltip escapes it
-    grey = [r for r in rows if r["role"] == map_chart.OTHER]
+    grey = [r for r in rows if r["role"] == map_spec.OTHER]
     assert [(r["x"], r["y"], r["idx"], r["series"], r["line"]) for r in grey] == [
-        (1.0, 9.0, -1, map_chart.OTHER, 1), (0.5, -0.5, -1, map_chart.OTHER, 2)]
+        (1.0, 9.0, -1, map_spec.OTHER, 1),
+        (0.5, -0.5, -1, map_spec.OTHER, 2),
+    ]
     assert [r["head"] for r in grey] == ["“we” · sentence 1", "“loan” · sentence 2"]
     assert [r["text"] for r in grey] == ["«we» sat on the bank", "a bank «loan»"]
-    (ring,) = [r for r in rows if r["role"] == map_chart.QUERY]
+    (ring,) = [r for r in rows if r["role"] == map_spec.QUERY]
     assert (ring["idx"], ring["x"], ring["y"], ring["head"]) == (1, 2.0, 3.0, "#2 · sentence 2")
     assert len(rows) == 4 + 2 + 1
     # the self-contained spec of the files carries the same rows inline
@@ -105,7 +144,7 @@ def test_screen_reader_descriptions_are_computed_by_vega_as_before():
     lines, occ = _lines()
     coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [-2.25, -1.0]])
     chart = map_chart.contexts_chart(coords, occ, lines, "label", selected=1)
-    assert chart.spec["transform"] == [{"calculate": map_chart.DESC, "as": "desc"}]
+    assert chart.spec["transform"] == [{"calculate": map_spec.DESC, "as": "desc"}]
     svg = vlc.vegalite_to_svg({**chart.to_dict(), "width": 500})
     labels = re.findall(r'aria-label="([^"]*)"', svg)
     expected = [f"{r['series']} · {r['head']} · x = {r['x']:.6f}, y = {r['y']:.6f}" for r in chart.data.to_pylist()]
@@ -117,83 +156,56 @@ def test_many_sentences_one_colour_scale_and_grey_other_words():
     lines = [inputs.Line("", "", ("the", "bank", f"w{i}")) for i in range(figures.MAX_LEGEND_SENTENCES + 1)]
     occ = inputs.find_occurrences(lines, "bank")
     coords = np.stack([np.arange(len(occ), dtype=float), np.zeros(len(occ))], axis=1)
-    chart = map_chart.contexts_chart(coords, occ, lines, "sentence", context_coords=np.array([[0.5, 8.0]]),
-                                     context_rows=[(0, 0)])
+    chart = map_chart.contexts_chart(
+        coords, occ, lines, "sentence", context_coords=np.array([[0.5, 8.0]]), context_rows=[(0, 0)]
+    )
     layers = _layers(chart.spec)
-    colour = layers[map_chart.OCCURRENCE]["encoding"]["color"]
-    assert colour["field"] == "line" and colour["scale"] == {"scheme": "turbo"} and colour["legend"]["title"] == "sentence"
-    assert layers[map_chart.OTHER]["mark"]["color"] == figures.GREY and "color" not in layers[map_chart.OTHER]["encoding"]
-    assert map_chart.QUERY not in layers  # no query given: no ring
+    colour = layers[map_spec.OCCURRENCE]["encoding"]["color"]
+    assert (
+        colour["field"] == "line" and colour["scale"] == {"scheme": "turbo"} and colour["legend"]["title"] == "sentence"
+    )
+    assert layers[map_spec.OTHER]["mark"]["color"] == figures.GREY and "color" not in layers[map_spec.OTHER]["encoding"]
+    assert map_spec.QUERY not in layers  # no query given: no ring
     assert chart.data.num_rows == len(occ) + 1
 
 
-def test_a_move_reuses_the_skeleton_and_the_text_and_clusters_only_when_coloured_by_cluster(bank):
+def test_a_move_reuses_the_skeleton_and_clusters_only_when_coloured_by_cluster(bank):
     table, occ = bank
-    a = compute_frame(table, occ, Controls((0.0, 0.0, 0.0), context=True), word="bank")
-    b = compute_frame(table, occ, Controls((0.0, 1.0, 0.0), context=True), a, word="bank")
+    a = compute_frame(table, occ, Controls(same_word=False, weights=(0.0, 0.0, 0.0), context=True), word="bank")
+    b = compute_frame(table, occ, Controls(same_word=False, weights=(0.0, 1.0, 0.0), context=True), a, word="bank")
     first = map_chart.frame_chart(a, occ, table, "label", title="one")
     second = map_chart.frame_chart(b, occ, table, "label", title="two")
-    assert map_chart._texts_of(a, occ, table) is map_chart._texts_of(b, occ, table)  # the hover text: once
     assert first.spec["layer"] is second.spec["layer"] and first.spec["params"] is second.spec["params"]
     assert (first.spec["title"]["text"], second.spec["title"]["text"]) == ("one", "two")
     n, c = len(occ), len(b.context_rows)
     assert second.data.num_rows == n + c + 1 and c > 0
     roles = second.data.column("role").to_pylist()
-    assert roles.count(map_chart.OCCURRENCE) == n and roles.count(map_chart.OTHER) == c
+    assert roles.count(map_spec.OCCURRENCE) == n and roles.count(map_spec.OTHER) == c
     rows = second.rows()
-    points = rows[rows.role == map_chart.OCCURRENCE]
+    points = rows[rows.role == map_spec.OCCURRENCE]
     np.testing.assert_allclose(points[["x", "y"]].to_numpy(), b.coords[points.idx.to_numpy()])
-    grey = rows[rows.role == map_chart.OTHER]
+    grey = rows[rows.role == map_spec.OTHER]
     np.testing.assert_allclose(grey[["x", "y"]].to_numpy(), b.coords[n:])
-    assert first.data.column("head").to_pylist() == second.data.column("head").to_pylist()
+    assert first.data.column("head").to_pylist() == second.data.column("head").to_pylist()  # the same hover text
     # colour by label: the clusters are not computed, and the hover text names none
     assert "clusters" not in a.__dict__ and "clusters" not in b.__dict__
     assert not any("cluster" in h for h in second.data.column("head").to_pylist())
     # colour by cluster: this mix's clusters, in the legend and the hover text (or "no clear clusters")
     by_cluster = map_chart.frame_chart(b, occ, table, "cluster")
     assert "clusters" in b.__dict__
-    series = set(by_cluster.data.column("series").to_pylist()) - {map_chart.OTHER, map_chart.QUERY}
+    series = set(by_cluster.data.column("series").to_pylist()) - {map_spec.OTHER, map_spec.QUERY}
     if b.cluster_labels is None:
-        assert series == {map_chart.NO_CLEAR_CLUSTERS}
+        assert series == {map_texts.NO_CLEAR_CLUSTERS}
     else:
         assert series == {f"cluster {k + 1}" for k in set(b.cluster_labels.tolist()) if k >= 0}
-
-
-def test_colour_by_cluster_is_offered_without_clustering_each_move(bank, monkeypatch):
-    import weakref
-
-    from app.explore import frame as fr
-    table, occ = bank
-    monkeypatch.setattr(fr, "_EQUAL_CLUSTERS", weakref.WeakKeyDictionary())
-    calls = []
-    discover = fr.discover
-    monkeypatch.setattr(fr, "discover", lambda *a, **k: calls.append(1) or discover(*a, **k))
-    a = compute_frame(table, occ, Controls((0.0, 0.0, 0.0)), word="bank")
-    offered = a.offers_clusters()
-    assert len(calls) == 1 and "clusters" not in a.__dict__  # the equal-weights mix, clustered once
-    expected = fr._clear_clusters(table.mix((0.0,) * 3, 1.0)[a.rows], 0)
-    assert offered == expected
-    calls.clear()
-    for w in (1.0, 2.0, -1.0):  # slider moves: the same points, no clustering
-        b = compute_frame(table, occ, Controls((0.0, w, 0.0)), a, word="bank")
-        assert b.offers_clusters() == offered and "clusters" not in b.__dict__
-        a = b
-    assert calls == []
-    # the layer norm on: its equal-weights mix clustered once; off again: nothing new
-    on = compute_frame(table, occ, Controls((0.0, 1.0, 0.0), layer_norm=True), a, word="bank")
-    on.offers_clusters()
-    assert len(calls) == 1
-    off = compute_frame(table, occ, Controls((0.0, 2.0, 0.0)), on, word="bank")
-    assert off.offers_clusters() == offered and len(calls) == 1
-    # coloured by cluster (or the Senses tab read them): this mix's clusters count too
-    assert a.offers_clusters(current=True) == (offered or a.cluster_labels is not None) and "clusters" in a.__dict__
 
 
 def test_the_png_and_html_files_draw_the_same_spec():
     pytest.importorskip("vl_convert")
     lines, occ = _lines()
-    chart = map_chart.contexts_chart(np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [-2.0, -1.0]]), occ, lines,
-                                     "label", selected=1, title=TITLE)
+    chart = map_chart.contexts_chart(
+        np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [-2.0, -1.0]]), occ, lines, "label", selected=1, title=TITLE
+    )
     png = map_chart.chart_png(chart, scale=1.0)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")

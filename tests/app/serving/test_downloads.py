@@ -1,10 +1,11 @@
 """app/serving/downloads.py: one background download per model per server process, readable by every session; with a
 stand-in for ``elmo_core.model.published.download`` (the real one against the local mirror: tests/app/test_app_published.py)."""
+
 from __future__ import annotations
 
 import threading
 
-from app.serving.downloads import DownloadState, Downloads, one_line, size_text
+from app.serving.downloads import Downloads, DownloadState, one_line, size_text
 from elmo_core.model.download import DownloadError
 
 
@@ -42,8 +43,9 @@ def test_a_second_start_joins_the_running_download_and_every_reader_sees_its_pro
     seen = downloads.get("small")
     assert second == seen and fetch.calls == ["small"] and downloads.running() == ["small"]
     assert (seen.file, seen.done, seen.total, seen.fraction) == ("weights.hdf5", 25, 100, 0.25)
-    assert seen.text() == ("small: weights.hdf5 25 B of 100 B (weights.hdf5: the connection ended after 25 of 100 "
-                           "bytes; retrying in 1 s)")
+    assert seen.text() == (
+        "small: weights.hdf5 25 B of 100 B (weights.hdf5: the connection ended after 25 of 100 bytes; retrying in 1 s)"
+    )
     fetch.go.set()
     done = downloads.wait("small", 10)
     assert done.finished and not done.running and done.fraction == 1.0 and done.error == ""
@@ -54,8 +56,9 @@ def test_a_second_start_joins_the_running_download_and_every_reader_sees_its_pro
 
 
 def test_a_failed_download_keeps_its_line_and_can_start_again():
-    fetch = _Fetch(fail=DownloadError("the server answered 404 Not Found", "http://127.0.0.1:1/x.hdf5"),
-                   wait_for_lock=True)
+    fetch = _Fetch(
+        fail=DownloadError("the server answered 404 Not Found", "http://127.0.0.1:1/x.hdf5"), wait_for_lock=True
+    )
     downloads = Downloads(fetch)
     downloads.start("medium")
     assert fetch.reported.wait(10)
@@ -70,7 +73,8 @@ def test_a_failed_download_keeps_its_line_and_can_start_again():
 
 def test_waiting_for_another_process_and_one_line_errors():
     assert DownloadState("original", waiting=True).text() == (
-        "original: another server process is downloading it; waiting for it to finish")
+        "original: another server process is downloading it; waiting for it to finish"
+    )
     assert one_line(ValueError("first line\nsecond line")) == "first line"
     assert one_line(KeyError()) == "KeyError"
     assert one_line(DownloadError("x failed (http://h/f)", "http://h/f")) == "x failed (http://h/f)"  # once

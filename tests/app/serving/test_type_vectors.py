@@ -1,22 +1,45 @@
 """app.serving.type_vectors: the layer-0 vectors of a vocabulary, computed in the background, and their nearest word
 types, on the tiny fixture biLM."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-WORDS = ["bank", "Bank", "banks", "river", "money", "the", "The", "spring", "string", "sing", "played", "play",
-         "plays", "a", "cat", "hat", "dog", "fish", "fishing", "blank"]
+WORDS = [
+    "bank",
+    "Bank",
+    "banks",
+    "river",
+    "money",
+    "the",
+    "The",
+    "spring",
+    "string",
+    "sing",
+    "played",
+    "play",
+    "plays",
+    "a",
+    "cat",
+    "hat",
+    "dog",
+    "fish",
+    "fishing",
+    "blank",
+]
 
 
 @pytest.fixture(scope="module")
 def tiny(allennlp_files):
     from elmo_core import Embedder
+
     return Embedder.from_elmo_files(*allennlp_files, device="cpu")
 
 
 def test_vocabulary_neighbours_are_the_true_cosine_neighbours(tiny):
     from app.serving.type_vectors import TypeVectors
+
     types = TypeVectors(WORDS, tiny.type_vectors)
     assert not types.ready and "in the background (0%)" in types.status()
     types.run_now()
@@ -30,8 +53,9 @@ def test_vocabulary_neighbours_are_the_true_cosine_neighbours(tiny):
         expected = [WORDS[j] for j in np.argsort(-sims[i], kind="stable") if j != i][:5]
         found = types.neighbours(q, rows[i].astype(np.float32), 5)
         assert [w for w, _ in found] == expected
-        np.testing.assert_allclose([c for _, c in found], np.sort(sims[i][np.arange(len(WORDS)) != i])[::-1][:5],
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            [c for _, c in found], np.sort(sims[i][np.arange(len(WORDS)) != i])[::-1][:5], atol=1e-5
+        )
     # a word outside the vocabulary: nothing is left out
     off = tiny.type_vectors(["banker"])[0]
     assert len(types.neighbours("banker", off, 25)) == len(WORDS)
@@ -44,6 +68,7 @@ def test_a_failing_model_is_reported_not_raised():
 
     def broken(words):
         raise RuntimeError("no weights")
+
     types = TypeVectors(["a", "b"], broken).start()
     assert types.wait(10) is False and types.state == "failed" and "no weights" in types.status()
     with pytest.raises(RuntimeError):
@@ -61,15 +86,18 @@ def test_the_vocabulary_thread_runs_below_the_server_never_above_it():
     import os
     import sys
     import threading
+
     if not sys.platform.startswith("linux"):
         pytest.skip("per-thread nice values are Linux's")
     from app.serving.type_vectors import BACKGROUND_NICE, TypeVectors
+
     seen = {}
 
     def compute(words):
         tid = threading.get_native_id()
         seen["thread"] = os.getpriority(os.PRIO_PROCESS, tid)
         return np.ones((len(words), 4), np.float32)
+
     base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())  # e.g. 15 under `nice -n 15`
     assert TypeVectors(["a", "b"], compute).start().wait(30)
     assert seen["thread"] == min(base + BACKGROUND_NICE, 19) and seen["thread"] >= base
