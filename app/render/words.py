@@ -86,6 +86,17 @@ def word_summary(word: str, occurrences: Sequence[inputs.Occurrence]) -> tuple[s
     )
 
 
+def no_separation_note(frame: Frame) -> str:
+    """Why no panel has a separation score, panel by panel when the reasons differ: layer 0 gives every
+    occurrence of a word the same vector, the contextual layers may only find no grouping."""
+    notes = [(name, s.note) for name, s in zip(frame.panel_names, frame.separation) if s.note]
+    if not notes:
+        return "No score for this input."
+    if len({note for _, note in notes}) == 1:
+        return notes[0][1]
+    return " ".join(f"{name}: {note}" for name, note in notes)
+
+
 def separation_caption(frame: Frame, occurrences: Sequence[inputs.Occurrence]) -> str:
     """How to read the separation chart: the scores shown, the frame's note, and capitalisation at layer 0."""
     scores = frame.separation

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -149,3 +150,26 @@ def test_tables_and_options_of_the_page(bank):
         words.embedding_note(0.25, 6, table)
         == f"Last biLM run: 250 ms for 6 new of 6 sentences ({table.num_tokens} tokens)."
     )
+
+
+def test_no_separation_note_names_each_panels_reason(bank):
+    from app.explore.neighbours import Separation
+
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls(same_word=False, weights=(0.0, 0.0, 0.0)), word="bank")
+    identical, none = (
+        Separation(None, None, None, "All vectors are identical."),
+        Separation(None, None, None, "No grouping found."),
+    )
+    names = frame.panel_names  # the frame's separation is computed on first read: stand-ins carry given scores
+    mixed = SimpleNamespace(panel_names=names, separation=[identical, none, none, none])
+    note = words.no_separation_note(mixed)
+    # layer 0's reason is not the contextual layers' reason: each is said with its panel's name
+    assert note.startswith(f"{frame.panel_names[0]}: All vectors are identical.")
+    assert (
+        f"{frame.panel_names[1]}: No grouping found." in note and f"{frame.panel_names[-1]}: No grouping found." in note
+    )
+    same = SimpleNamespace(panel_names=names, separation=[identical] * 4)
+    assert words.no_separation_note(same) == "All vectors are identical."
+    assert words.no_separation_note(SimpleNamespace(panel_names=names, separation=[])) == "No score for this input."
+    assert len(frame.separation) == len(names) == 4  # the stand-ins have the real frame's shape
