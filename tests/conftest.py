@@ -86,10 +86,9 @@ APP = str(ROOT / "app" / "streamlit_app.py")
 APP_TIMEOUT = 90  # seconds for one AppTest run: generous, the machine may be busy
 
 
-@pytest.fixture
-def app_env(monkeypatch, tmp_path):
-    """The app on the fixture biLM, on the CPU, without the reference corpus, a background UMAP compile or any
-    setting of the caller's environment that changes what the app loads."""
+def set_app_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Point the app at the fixture biLM, on the CPU, without the reference corpus, a background UMAP compile or any
+    setting of the caller's environment that changes what the app loads; its files go under ``tmp_path``."""
     monkeypatch.setenv("ELMO_EXPLORER_OPTIONS", str(ALLENNLP / "options.json"))
     monkeypatch.setenv("ELMO_EXPLORER_WEIGHTS", str(ALLENNLP / "lm_weights.hdf5"))
     monkeypatch.setenv("ELMO_EXPLORER_DEVICE", "cpu")
@@ -104,6 +103,12 @@ def app_env(monkeypatch, tmp_path):
     # port of this machine), so that no test sees the user's cache or reaches the network
     monkeypatch.setenv("ELMO_CORE_CACHE", str(tmp_path / "elmo-core-cache"))
     monkeypatch.setenv("ELMO_CORE_BASE_URL", "http://127.0.0.1:9/")
+
+
+@pytest.fixture
+def app_env(monkeypatch, tmp_path):
+    """The app's test environment (``set_app_env``) for one test."""
+    set_app_env(monkeypatch, tmp_path)
 
 
 def _clear_streamlit_caches() -> None:
@@ -258,6 +263,36 @@ IMAGE = "![x](http://host/pixel.png)"
 STYLED = ":red[**ALERT**] $x^2$ <b>bold</b> &amp; :material/home:"
 LABEL_LINK = '<a href="https://example.org">link</a>'  # 37 characters: fits a [label]
 LABEL_BIG = '<span style="font-size:80px">big'
+SCRIPT_LABEL = "</script><script>alert(1)</script>"  # 35 characters: fits a [label]
+# One corpus for every export and text-producing render function: each entry is a hostile string and what it aims at.
+HOSTILE = [
+    SCRIPT_LABEL,  # an inline <script> (the HTML map's embedded spec)
+    "</SCRIPT ><img src=x onerror=alert(2)>",  # upper case, a space before ">", an event handler
+    "<!--<script>alert(3)//",  # an HTML comment opened inside a script block changes how the block ends
+    "x\u2028alert(4)\u2029y",  # line and paragraph separators: line breaks in older JavaScript
+    '"};alert(5);//',  # closes a JSON string and object if quotes are not escaped
+    LINK,  # a markdown link
+    IMAGE,  # a markdown image
+    "<https://example.org/a> www.example.org mail@example.org",  # GFM autolinks
+    STYLED,  # Streamlit colour directives, bold, KaTeX, HTML, an entity
+    LABEL_LINK,  # an HTML anchor
+    LABEL_BIG,  # inline style
+    "&lt;script&gt;alert(6)&lt;/script&gt;",  # entities: must show as typed, not be decoded into a tag
+    r"$\href{javascript:alert(7)}{x}$",  # KaTeX link
+    "$$x$$ \\ \\url{javascript:alert(8)}",  # display math, a LaTeX line break, \url
+    "' + alert(9) + '",  # a Vega expression string breakout
+    '{"expr": "alert(10)"}',  # a Vega expression object written as text
+    "datum.x + alert(11)",  # a Vega expression
+    "abc\u202etxt.exe",  # a right-to-left override: would show "abcexe.txt"
+    "a\u200bb\u200dc\ufeffd\u2060e",  # zero-width characters
+    "a\x00b\x07c\x1bd\x7fe",  # control characters
+    '=HYPERLINK("http://example.org")',  # spreadsheet formulas
+    "+1+1",
+    "-2+3",
+    "@SUM(A1)",
+    " =1+1",
+    "w" * 5000,  # a very long word
+]
 
 
 # ---- hostile model files (issue 26): made by the tests from the fixture biLM, never committed ---------------------

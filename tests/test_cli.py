@@ -328,3 +328,26 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, model_args, monkey
     assert rc == 1 and line.startswith(f"error: no space left on the device for {out} (nothing was written")
     assert out.read_bytes() == b"previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.hdf5"]
+
+
+def test_an_unwritable_output_folder_names_the_output_and_exits_2(tmp_path, model_args, monkeypatch, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):  # root ignores the mode bits: make the temporary file's creation fail
+
+            def refuse(*args, dir=None, **kwargs):
+                raise PermissionError(13, "Permission denied", os.path.join(dir, ".elmo-x1y2.partial"))
+
+            monkeypatch.setattr("tempfile.mkstemp", refuse)
+        out = folder / "out.hdf5"
+        assert main(["embed", str(src), str(out), *model_args]) == 2
+    finally:
+        folder.chmod(0o700)
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: cannot write the output {out} (permission denied): ")
+    assert ".elmo-" not in line and line.endswith(f"its folder {folder} must be writable; choose another output")
+    assert list(folder.iterdir()) == []

@@ -14,6 +14,7 @@ many tries on the same labels, that number flatters the fit; the nested score (`
 without each occurrence in turn, then tested on it) does not. On the default model's 34-word sense probe
 (about 22 sentences a word) the fitted s scores 79.9% on average, the nested score 74.7%, equal weights 73.4%
 and layer 2 alone 77.4%: from a couple of dozen sentences the fitted s is a noisy estimate.
+The page sets s only when the labels support it (``unsupported``); else it says why.
 ``scripts/senses_and_fit.py`` prints the fit (and the Senses tab's clusters) for the example sets.
 
 **Why a weight moves the map little.** ``layer_effect`` measures, for the occurrences on the page, each layer's
@@ -44,21 +45,19 @@ MAX_GRID = 5000  # a model with many layers gets a coarser grid rather than a sl
 MIN_LABELLED = 3  # leave-one-out 1-NN needs at least this many labelled occurrences ...
 MIN_SENSES = 2  # ... of at least this many senses
 NESTED_MAX = 60  # the honest (nested) score is computed up to this many labelled occurrences (n fits of the grid)
+MIN_REPEATED = 2  # a fit is set only when at least this many labels each mark two occurrences or more ...
+CHANCE_MARGIN = 0.1  # ... and its nested score (else its score) beats chance by this much
 
 
 @dataclass(frozen=True)
 class MixFit:
-    """The fitted weights and their score.
-
-    s: float64 (L + 1,), sums to 1, the best weighting on the grid; accuracy: its leave-one-out 1-NN accuracy in
-    [0, 1]; equal: the accuracy with equal weights; layers: the accuracy of each layer alone (L + 1,); chance: the
-    expected accuracy of a random neighbour; n: labelled occurrences scored; tried: weightings tried; tied: how
-    many of them reach ``accuracy`` (many: the labels do not pin s down); step: the grid's step; nested: what
-    choosing s is worth on a sentence it was not chosen on (each occurrence in turn is set aside, s is fitted on
-    the others and the occurrence takes the label of its nearest other one in that mix), None above
-    ``NESTED_MAX`` labelled occurrences. ``accuracy`` is the best of many tries on the same labels, so it flatters
-    the fitted s; ``nested`` does not.
-    """
+    """The fitted weights and their score. s: float64 (L + 1,), sums to 1, the best weighting on the grid;
+    accuracy: its leave-one-out 1-NN accuracy in [0, 1] (the best of many tries on the same labels: it flatters s);
+    equal: equal weights' accuracy; layers: each layer's alone (L + 1,); chance: a random neighbour's expected
+    accuracy; n: labelled occurrences scored; tried: weightings tried; tied: how many reach ``accuracy`` (many: the
+    labels do not pin s down); step: the grid's step; nested: what choosing s is worth on a sentence it was not
+    chosen on (each occurrence set aside in turn, s fitted on the others, the occurrence given the label of its
+    nearest other one in that mix; it does not flatter), None above ``NESTED_MAX`` labelled occurrences."""
 
     s: np.ndarray
     accuracy: float
@@ -164,20 +163,13 @@ def _nested(sims: np.ndarray, grid: np.ndarray, labels: Sequence[str]) -> float:
 
 
 def fit_mix(layers: np.ndarray, labels: Sequence[str | None], step: float = GRID_STEP) -> MixFit:
-    """The layer weights s that best separate the labelled senses by leave-one-out 1-NN (cosine).
-
-    Args:
-        layers: float (L + 1, n, D), every layer's vectors of the n occurrences (layer-normed when the page's
-            mix is: ``app.explore.frame.occurrence_layers``); float32 is fine, the scores are computed in float64.
-        labels: n sense labels, None (or "") for an unlabelled occurrence, which is left out.
-        step: the grid's step over the simplex (coarser for many layers, see ``grid_step_for``).
-    Returns:
-        The ``MixFit``: the best s on the grid (ties: nearest to equal weights, then first in grid order) with
-        its accuracy, equal weights' and each single layer's.
-    Raises:
-        ValueError: ``layers`` is not 3-D, ``labels`` does not have one entry per occurrence, or there are fewer
-        than 3 labelled occurrences or fewer than 2 senses (``can_fit``).
-    """
+    """The ``MixFit``: the s on the grid (``step``, coarser for many layers: ``grid_step_for``) that best separates
+    the labelled senses by leave-one-out 1-NN (cosine; ties: nearest to equal weights, then first in grid order),
+    its accuracy, equal weights' and each single layer's. ``layers``: float (L + 1, n, D), every layer's vectors of
+    the n occurrences (layer-normed when the page's mix is: ``app.explore.frame.occurrence_layers``; float32 is
+    fine, the scores are computed in float64); ``labels``: n sense labels, None or "" for an unlabelled occurrence,
+    which is left out. Raises: ValueError: ``layers`` is not 3-D, ``labels`` does not have one entry per
+    occurrence, or there are fewer than 3 labelled occurrences or fewer than 2 senses (``can_fit``)."""
     layers = np.asarray(layers)
     if layers.ndim != 3:
         raise ValueError(f"layers must be (L + 1, n, D), got shape {layers.shape}")
@@ -257,6 +249,26 @@ def fit_message(fit: MixFit, s_set: Sequence[float], accuracy_set: float) -> str
         f"{_pct(accuracy_set)} over {fit.n} labelled occurrences, equal weights {_pct(fit.equal)} (chance "
         f"{_pct(fit.chance)}; alone: {alone}).{tie}{nested}"
     )
+
+
+def unsupported(fit: MixFit, labels: Sequence[str | None]) -> str:
+    """Why the labels cannot support setting ``fit.s`` (plain text; the weights stay), or "": fewer than
+    ``MIN_REPEATED`` labels mark two occurrences or more (an occurrence whose label no other one carries is wrong in
+    every mix), or the nested score (else the score) is not ``CHANCE_MARGIN`` above chance."""
+    names = [str(labels[i]) for i in labelled(labels)]
+    repeated = sum(names.count(name) >= 2 for name in set(names))
+    honest = fit.accuracy if fit.nested is None else fit.nested
+    if repeated >= MIN_REPEATED and honest >= fit.chance + CHANCE_MARGIN:
+        return ""
+    how = "" if fit.nested is None else " (chosen without each sentence in turn, then tested on it)"
+    why = (
+        f"of your {len(set(names))} labels, {('none', 'only one')[repeated]} marks two occurrences or more, and an "
+        "occurrence whose label no other one carries is wrong in every mix"
+        if repeated < MIN_REPEATED
+        else f"the fitted s scores {_pct(honest)}{how} over {fit.n} labelled occurrences, not "
+        f"{100 * CHANCE_MARGIN:.0f} points above chance ({_pct(fit.chance)})"
+    )
+    return f"Your labels do not support a fit, so the weights are unchanged: {why}. More sentences per label help."
 
 
 def weights_for_s(s: Sequence[float], w_range: tuple[float, float], step: float) -> tuple[float, ...]:

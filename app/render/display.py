@@ -8,10 +8,10 @@ the left context on its left side and the right context on its right side when t
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from app.explore.text import ELLIPSIS, Kwic
+from app.render.safe import html_text
 
 CSS = """
 <style>
@@ -47,7 +47,7 @@ def kwic_table(
     Args:
         lines: one ``Kwic`` per row.
         columns: (header, kind, values) per leading column, kind "n" (a number such as #3), "lab" (a sense
-            label), "c" (a cosine) or "" (plain); every value is escaped.
+            label), "c" (a cosine) or "" (plain); every value is escaped (``app.render.safe.html_text``).
         max_height_px: scroll inside the table beyond this height (None: no limit).
     Returns: the HTML (the CSS included); nothing in it comes unescaped from the input.
     """
@@ -55,7 +55,7 @@ def kwic_table(
     target_ch = min(max((len(k.target) for k in lines), default=4) + 2, 24)
     col_defs = [f'<col style="width:{max(widths.get(kind, 10), len(head) + 2)}ch">' for head, kind, _ in columns]
     col_defs += ['<col style="width:50%">', f'<col style="width:{target_ch}ch">', '<col style="width:50%">']
-    head = "".join(f"<th>{html.escape(h)}</th>" for h, _, _ in columns)
+    head = "".join(f"<th>{html_text(h)}</th>" for h, _, _ in columns)
     head += (
         '<th style="text-align:right">left context</th><th style="text-align:center">word</th><th>right context</th>'
     )
@@ -63,16 +63,16 @@ def kwic_table(
     for i, line in enumerate(lines):
         cells = []
         for _, kind, values in columns:
-            value = html.escape(str(values[i]))
+            value = html_text(str(values[i]))
             if kind == "lab":
                 value = f"<span>{value}</span>" if value else ""
             cells.append(f'<td class="{kind}">{value}</td>')
-        cells.append(f'<td class="l"><span>{html.escape(line.left)}</span></td>')
-        cells.append(f'<td class="t"><mark>{html.escape(line.target)}</mark></td>')
-        cells.append(f'<td class="r">{html.escape(line.right)}</td>')
+        cells.append(f'<td class="l"><span>{html_text(line.left)}</span></td>')
+        cells.append(f'<td class="t"><mark>{html_text(line.target)}</mark></td>')
+        cells.append(f'<td class="r">{html_text(line.right)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     colgroup = f"<colgroup>{''.join(col_defs)}</colgroup>"
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    cap = f"<caption>{html_text(caption)}</caption>" if caption else ""
     thead, tbody = f"<thead><tr>{head}</tr></thead>", f"<tbody>{''.join(rows)}</tbody>"
     if not max_height_px:
         return f'{CSS}<div class="kwic-wrap"><table class="kwic">{cap}{colgroup}{thead}{tbody}</table></div>'
@@ -115,13 +115,11 @@ def kwic_list(lines: Sequence[Kwic], columns: Sequence[tuple[str, str, Sequence[
     rows = []
     for i, line in enumerate(lines):
         lead = "".join(
-            f'<span class="{kind}">{html.escape(str(values[i]))}</span>'
-            for _, kind, values in columns
-            if str(values[i])
+            f'<span class="{kind}">{html_text(str(values[i]))}</span>' for _, kind, values in columns if str(values[i])
         )
         rows.append(
-            f"<div>{lead}{html.escape(_clip(line.left, chars, keep_end=True))} "
-            f"<mark>{html.escape(line.target)}</mark> {html.escape(_clip(line.right, chars, keep_end=False))}"
+            f"<div>{lead}{html_text(_clip(line.left, chars, keep_end=True))} "
+            f"<mark>{html_text(line.target)}</mark> {html_text(_clip(line.right, chars, keep_end=False))}"
             "</div>"
         )
     return f'{LIST_CSS}<div class="kwl">{"".join(rows)}</div>'

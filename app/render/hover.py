@@ -7,11 +7,10 @@ its tooltip, so only ``app.render.safe.vega``), ``"plotly"`` for plotly's pseudo
 
 from __future__ import annotations
 
-import html
 import textwrap
 from collections.abc import Sequence
 
-from app.render.safe import vega
+from app.render.safe import plot, vega
 
 _MARK = "\u0000"  # survives wrapping and escaping; becomes the markup around the token
 
@@ -32,7 +31,9 @@ def hover_text(tokens: Sequence[str], position: int, window: int = 20, escaping:
     text = ("… " if lo > 0 else "") + " ".join(words) + (" …" if hi < len(tokens) else "")
     if escaping == "vega":
         return text.replace(_MARK, "«", 1).replace(_MARK, "»", 1)
+    # the mark is a control character, which ``plot`` would drop: escape the pieces between marks
     wrapped = "<br>".join(
-        html.escape(part, quote=False) for part in textwrap.wrap(text, width, break_long_words=True) or [""]
+        _MARK.join(plot(piece) for piece in part.split(_MARK))
+        for part in textwrap.wrap(text, width, break_long_words=True) or [""]
     )
     return "".join(f"<b>{part}</b>" if i % 2 else part for i, part in enumerate(wrapped.split(_MARK)))

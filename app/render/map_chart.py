@@ -21,6 +21,8 @@ draw the same spec with its rows inline (``MapChart.to_dict``) through vl-conver
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,7 +33,7 @@ from app.explore.inputs import Line, Occurrence
 from app.render.figures import MAX_LEGEND_SENTENCES
 from app.render.map_spec import OCCURRENCE, OTHER, QUERY, domains, skeleton, square_scales, title_lines
 from app.render.map_texts import MapTexts, map_texts, texts_of
-from app.render.safe import vega
+from app.render.safe import script_json, vega
 
 FONT = 14  # px: legend, tooltip (``TOOLTIP_CSS``); the title is 2 px larger
 COLUMNS = ("x", "y", "role", "series", "idx", "line", "head", "text")  # the rows' columns, in order
@@ -191,7 +193,7 @@ def contexts_chart(
     }
     if title:
         spec["title"] = {
-            "text": title_lines(title),
+            "text": title_lines(title, font + 2),
             "anchor": "start",
             "fontSize": font + 2,
             "fontWeight": "normal",
@@ -247,12 +249,36 @@ def comparison_charts(
     ]
 
 
-def chart_html(chart: MapChart) -> bytes:
-    """The chart as one HTML page with Vega, Vega-Lite and vega-embed inside (no network), for the Export tab.
-    Needs vl-convert-python (its JavaScript bundles); the first call in a process takes a few seconds."""
+# The HTML export's page. The spec is written into its last script by ``app.render.safe.script_json`` (vl-convert's own
+# page writes it unescaped: a label "</script><script>..." would end that script and run its own).
+_PAGE_HEAD = (
+    '<!DOCTYPE html>\n<html>\n<head>\n<meta charset="UTF-8">\n<title>Contexts map</title>\n'
+    "<style>#vega-chart{width:100%}</style>\n"
+    '<script type="text/javascript">'
+)
+_PAGE_BODY = '</script>\n</head>\n<body>\n<div id="vega-chart"></div>\n<script type="text/javascript">\nvegaEmbed("#vega-chart", '
+_PAGE_END = ', {"renderer": "svg"}).catch(console.error);\n</script>\n</body>\n</html>\n'
+_SCRIPT_END = re.compile(r"</script|<!--", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script (vl-convert's bundle; seconds to make, so made once)."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_html(chart.to_dict(), bundle=True).encode("utf-8")
+    bundle = vlc.javascript_bundle()
+    if _SCRIPT_END.search(bundle):  # would end or confuse the inline script it goes into
+        raise RuntimeError("the Vega bundle cannot be written into an inline script")
+    return bundle
+
+
+def chart_html(chart: MapChart) -> bytes:
+    """The chart as one HTML page with Vega, Vega-Lite and vega-embed inside (no network), for the Export tab: the
+    self-contained spec (``MapChart.to_dict``) as ``app.render.safe.script_json`` writes it, so the page has two
+    scripts, the bundle and the call that draws the chart, whatever the labels and sentences hold. Needs
+    vl-convert-python (its JavaScript bundle); the first call in a process takes a few seconds."""
+    page = _PAGE_HEAD + _bundle() + _PAGE_BODY + script_json(chart.to_dict()) + _PAGE_END
+    return page.encode("utf-8")
 
 
 def chart_png(chart: MapChart, scale: float = 2.0) -> bytes:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import textwrap
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -12,7 +14,8 @@ PICK = "pick"  # the point-selection parameter; its selection holds [{"idx": occ
 VIEW = "view"  # the pan and zoom of the map's scales (not sent to the server)
 OCCURRENCE, OTHER, QUERY = "occurrence", "other words", "neighbours query"  # the rows' roles (legend names too)
 OCCURRENCE_VIEW = "occurrences"  # the name of the occurrences' layer, which the selections listen to
-TITLE_LINE = 90  # characters: a longer title breaks at its " · " separators
+TITLE_WIDTH_PX = 380  # a title line fits this width (a narrow column, the comparison's halves) at any type size
+LEGEND_LABEL_PX = 320  # a legend label's limit (longer ones end in "…")
 MAP_PAD_PX = 20  # the outermost points' distance from the plot's edge
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"  # what Altair 6 writes; Streamlit's and vl-convert's
 
@@ -66,18 +69,31 @@ def square_scales(cx: float, cy: float, rx: float, ry: float) -> tuple[dict, dic
     return x, y
 
 
-def title_lines(title: str) -> list[str] | str:
-    """The title on one line, or broken at its " · " separators into lines of at most ``TITLE_LINE`` characters."""
-    if len(title) <= TITLE_LINE:
+def title_lines(title: str, font: int = 16) -> list[str] | str:
+    """The title on one line, or broken into lines that fit ``TITLE_WIDTH_PX`` at ``font`` px: at its " · "
+    separators where it can, inside a part (at spaces, else anywhere) when one part is longer than a line. The
+    chart's width in the page is only known in the browser, so every line fits the narrowest chart."""
+    limit = max(12, int(TITLE_WIDTH_PX / (0.55 * font)))  # characters: a proportional font's average width
+    if len(title) <= limit:
         return title
     lines, line = [], ""
     for part in title.split(" · "):
-        if line and len(line) + 3 + len(part) > TITLE_LINE:
+        if line and len(line) + 3 + len(part) > limit:
             lines.append(line + " ·")
-            line = part
-        else:
-            line = f"{line} · {part}" if line else part
+            line = ""
+        pieces = textwrap.wrap(f"{line} · {part}" if line else part, limit, break_long_words=True) or [""]
+        lines += pieces[:-1]
+        line = pieces[-1]
     return lines + [line]
+
+
+def legend_columns(names: Sequence[str], font: int) -> dict:
+    """A Vega expression for the legend's columns: as many entries side by side as fit the chart's width (known in
+    the browser only), the widest entry's width (symbol, label up to ``LEGEND_LABEL_PX``, padding) estimated from the
+    longest name; the entries wrap into rows instead of running past the chart's edge."""
+    longest = max((len(n) for n in names), default=1)
+    entry = 30 + 14 + min(LEGEND_LABEL_PX, int(0.6 * font * longest) + 4)
+    return {"expr": f"max(1, min({max(1, len(names))}, floor((width + 14) / {entry})))"}
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,7 +105,7 @@ def skeleton(names: tuple[str, ...], many: bool, has_other: bool, has_query: boo
         "columnPadding": 14,
         "direction": "horizontal",
         "labelFontSize": font,
-        "labelLimit": 320,
+        "labelLimit": LEGEND_LABEL_PX,
         "orient": "bottom",
         "symbolSize": 140,
         "titleFontSize": font,
@@ -123,7 +139,7 @@ def skeleton(names: tuple[str, ...], many: bool, has_other: bool, has_query: boo
         palette = [PALETTE[g % len(PALETTE)] for g in range(len(names))] + ([GREY] if has_other else [])
         color = {
             "field": "series",
-            "legend": {**legend, "title": None},
+            "legend": {**legend, "columns": legend_columns(domain, font), "title": None},
             "scale": {"domain": domain, "range": palette},
             "type": "nominal",
         }

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.serving.downloads import Downloads, DownloadState
 from app.serving.limits import check_model_limits, max_parameters, model_registry, session_id
-from app.serving.settings import allow_downloads
+from app.serving.settings import allow_downloads, for_visitor
 from app.serving.startup import LoadedModel, load_cached_published, published_source, startup_model
 from elmo_core import PUBLISHED, BiLMConfig, CacheEntry, PublishedModel, cache_entry, download_command, published_model
 
@@ -28,7 +28,8 @@ def cached_published() -> list[str]:
 
 def unavailable_models() -> dict[str, str]:
     """{name: why a link cannot open it here}, for the published models that are not cached (the reason
-    completes "The link asks for the model 'small', which ...")."""
+    completes "The link asks for the model 'small', which ..."; the command that fixes it as a visitor may see it:
+    ``settings.for_visitor``)."""
     try:
         entries = published_entries()
     except OSError:
@@ -36,12 +37,11 @@ def unavailable_models() -> dict[str, str]:
     button = "; or press Download under “Published ELMo models” in the sidebar" if allow_downloads() else ""
     out = {}
     for name, entry in entries.items():
+        command = for_visitor(download_command(name))
         if entry.state == "missing":
-            out[name] = f"is not downloaded on this server (the operator can run: {download_command(name)}{button})"
+            out[name] = f"is not downloaded on this server (the operator can run: {command}{button})"
         elif entry.state == "damaged":
-            out[name] = (
-                f"is damaged in this server's cache (the operator can run: {download_command(name)} --force{button})"
-            )
+            out[name] = f"is damaged in this server's cache (the operator can run: {command} --force{button})"
     return out
 
 

@@ -13,7 +13,6 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from app.explore import probes as lg
-from app.explore.text import hide_paths
 from app.render import probe_charts
 from app.render.safe import md, md_with_code
 from app.serving import limits, models, settings
@@ -82,7 +81,7 @@ def compute_section(model: models.LoadedModel, have_results: bool, problems: lis
         )
     except Exception as err:  # show any failure, keep the page usable
         bar.empty()
-        st.error(f"The probes failed: {md(err if settings.allow_server_paths() else hide_paths(err))}")
+        st.error(f"The probes failed: {md(settings.for_visitor(err))}")
         return
     bar.empty()
     ss.setdefault("layers_computed", {})[model.key] = report
@@ -148,7 +147,7 @@ def main() -> None:
     try:
         model, note = models.page_model()
     except Exception as err:
-        st.error(f"No model could be loaded: {md(err)}")
+        st.error(f"No model could be loaded: {md(settings.for_visitor(err))}")
         return
     st.title("What each layer knows")
     for note in ss.pop(keys.LINK_NOTES, None) or []:  # a session that opens on this page: what its link asked
@@ -157,7 +156,7 @@ def main() -> None:
     st.latex(lg.FORMULA)
     st.markdown(lg.EXPLANATION_AFTER)
     if note:
-        st.info(md(note))
+        st.info(md(settings.for_visitor(note)))
     embedder = model.embedder
     st.markdown(
         f"**Model:** {md(model.display_name)} · {embedder.num_parameters:,} parameters · "

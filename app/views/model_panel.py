@@ -12,7 +12,7 @@ import streamlit as st
 from app.render.safe import md, md_with_code
 from app.serving import jobs, models, published, uploads
 from app.serving.downloads import size_text
-from app.serving.settings import allow_downloads, allow_server_paths
+from app.serving.settings import allow_downloads, allow_server_paths, for_visitor
 from app.session import keys
 from elmo_core import download_command, mismatch_note
 
@@ -63,7 +63,7 @@ def model_panel():
         try:
             model, note = _current_model(startup, choices)
         except Exception as err:
-            st.error(f"No model could be loaded: {md(err)}")
+            st.error(f"No model could be loaded: {md(for_visitor(err))}")
             st.stop()
         _model_in_use(model, note, presenting, len(choices) > 1)
         if presenting:
@@ -101,9 +101,9 @@ def _model_in_use(model: models.LoadedModel, note: str, presenting: bool, has_ra
         # the radio keeps showing its choice: say that it is not the model in use
         st.caption("Not in use while your loaded model is: picking a model here unloads yours.")
     if model.warning:
-        st.warning(md(model.warning))
+        st.warning(md(for_visitor(model.warning)))
     if note:
-        st.info(md(note))
+        st.info(md(for_visitor(note)))
     st.markdown(f"**{md(model.display_name)}**  \n{md(model.source)}")
     if model.key in ("default", "bundled:lm-only") and not presenting:
         st.caption(SMALL_MODEL_NOTE.format(folder="default" if model.key == "default" else "lm-only"))
@@ -139,11 +139,13 @@ def _current_model(startup: str | None, choices: list[str]) -> tuple[models.Load
             raise
         back = st.session_state.get(CHOICE_OK)
         back = back if back in choices and back != choice else startup
-        st.session_state["_model_error"] = f"Could not load {md(choice)}: {md(err)}  \nStill using **{md(back)}**."
+        st.session_state["_model_error"] = (
+            f"Could not load {md(choice)}: {md(for_visitor(err))}  \nStill using **{md(back)}**."
+        )
         st.session_state[CHOICE_RESET] = back
         st.rerun()
     if named and note and model.key == models.startup_model().key:  # its model was unloaded meanwhile
-        st.session_state["_model_info"] = note
+        st.session_state["_model_info"] = for_visitor(note)
         st.session_state[CHOICE_RESET] = startup
         st.rerun()
     if choice in choices:
@@ -208,7 +210,7 @@ def _load_uploaded(options_file, weights_file, previous: models.LoadedModel) -> 
             )
     except Exception as err:  # any bad file: say what is wrong, keep the model we had
         st.session_state["_model_error"] = (
-            f"Could not load this model: {md(err)}  \nStill using **{md(previous.display_name)}**."
+            f"Could not load this model: {md(for_visitor(err))}  \nStill using **{md(previous.display_name)}**."
         )
         _forget_uploads(options_file, weights_file)
         st.rerun()
@@ -239,8 +241,9 @@ def published_models(current_key: str) -> None:
     """The published ELMo models: a cached one is offered in the Model radio above; the others show their size
     and the command that downloads them, and, when the operator allows it (``ELMO_EXPLORER_ALLOW_DOWNLOADS=1``),
     a Download button. A download runs in the background (``app.serving.downloads``: one per model whatever the
-    number of sessions); its progress is redrawn every second without the rest of the page, and when it ends the
-    whole page reruns once, so the model appears in the radio."""
+    number of sessions); its progress is redrawn every second without the rest of the page, in every session that
+    sees the list while it runs, whichever session started it, and when it ends the whole page reruns once, so the
+    model appears in the radio."""
     downloads = published.downloads()
     running = set(downloads.running())
     allowed = allow_downloads()
@@ -257,7 +260,7 @@ def published_models(current_key: str) -> None:
             try:
                 entries = published.published_entries()
             except OSError as err:
-                st.caption(f"This server's model cache cannot be read: {md(err)}")
+                st.caption(f"This server's model cache cannot be read: {md(for_visitor(err))}")
                 return
             for name, entry in entries.items():
                 published_row(entry, downloads.get(name), allowed, current_key)
@@ -266,7 +269,10 @@ def published_models(current_key: str) -> None:
                     "Downloading from this page is off on this server (the operator can turn it on with "
                     "ELMO_EXPLORER_ALLOW_DOWNLOADS=1)."
                 )
-            if running - set(downloads.running()):  # a download ended: draw the radio again, and stop polling
+            if set(downloads.running()) != running:
+                # A download ended (draw the radio again, stop polling), or one runs that this list does not poll
+                # for: another session's, which a press here joined (a press in this list reruns only the list,
+                # so the page's timer was never set). The whole page again: the list polls while any runs.
                 st.rerun()
 
         rows()
@@ -289,16 +295,16 @@ def published_row(entry, download, allowed: bool, current_key: str) -> None:
             )
         return
     if download is not None and download.running:
-        st.progress(download.fraction, text=md(download.text()))
+        st.progress(download.fraction, text=md(for_visitor(download.text())))
         return
     if download is not None and download.error:
-        st.error(md(download.text()))
+        st.error(md(for_visitor(download.text())))
     what = (
         "Not downloaded on this server."
         if entry.state == "missing"
         else f"Damaged in this server's cache ({entry.detail})."
     )  # md_with_code escapes it
-    command = download_command(m.name) + (" --force" if entry.state == "damaged" else "")
+    command = for_visitor(download_command(m.name) + (" --force" if entry.state == "damaged" else ""))
     st.caption(md_with_code(f"{what} The operator can run `{command}`"))
     too_large = published.published_over_limits(m)
     if too_large:

@@ -4,6 +4,7 @@ dataset per line, like the old ``allennlp elmo`` command)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -18,7 +19,8 @@ STDIN = "-"
 
 
 def _check_paths(src: Path | str, out: Path) -> None:
-    """Refuse input and output paths that cannot work, before the model is loaded.
+    """Refuse input and output paths that cannot work (missing, a folder, a link, the input itself, a folder this
+    user cannot write), before the model is loaded.
     Raises: ValueError (exit status 2) naming the path and what to do instead."""
     if str(out) == STDIN:
         raise ValueError(
@@ -31,6 +33,8 @@ def _check_paths(src: Path | str, out: Path) -> None:
         raise ValueError(f"the output {out} is a directory; give a file name such as {out / 'vectors.hdf5'}")
     if not out.parent.is_dir():
         raise ValueError(f"the output's folder {out.parent} does not exist")
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise ValueError(_unwritable(out))
     # The finished file is renamed over the output, which would replace a device, a pipe or a link itself.
     if out.is_symlink():
         raise ValueError(f"the output {out} is a symbolic link; give the path of a regular file")
@@ -38,6 +42,13 @@ def _check_paths(src: Path | str, out: Path) -> None:
         raise ValueError(f"the output {out} is not a regular file (a device, pipe or socket); give a file name")
     if src != STDIN and (out.exists() and os.path.samefile(src, out) or out.resolve() == Path(src).resolve()):
         raise ValueError(f"the output {out} is the input file; choose another output name")
+
+
+def _unwritable(out: Path, why: str = "permission denied") -> str:
+    return (
+        f"cannot write the output {out} ({why}): the output is written beside it and renamed, so its folder "
+        f"{out.parent} must be writable; choose another output"
+    )
 
 
 def read_sentences(src: Path | str) -> list[list[str]]:
@@ -98,6 +109,8 @@ def cmd_embed(args) -> int:
 
     The output appears only when complete: it is written to a temporary file next to it and renamed at
     the end; on an error or Ctrl-C that file is removed and an existing output stays as it was.
+    Raises: ValueError naming the output when its folder cannot be written (permissions, a read-only file
+    system); OSError for a full disk.
     """
     from tqdm import tqdm
 
@@ -157,6 +170,8 @@ def cmd_embed(args) -> int:
             raise OSError(
                 28, f"no space left on the device for {out} (nothing was written; an existing output is unchanged)"
             ) from None
+        if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
+            raise ValueError(_unwritable(out, (exc.strerror or "permission denied").lower())) from None
         raise
     print(f"wrote {len(sentences)} datasets ({args.mode}) to {out}", file=sys.stderr)
     return 0

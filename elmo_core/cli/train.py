@@ -8,6 +8,7 @@ from pathlib import Path
 
 
 def cmd_train(args) -> int:
+    from elmo_core.model.strict_json import NotJSONError, loads_strict
     from elmo_core.training.train import TrainConfig, train
 
     cfg = TrainConfig.load(args.config)
@@ -18,9 +19,9 @@ def cmd_train(args) -> int:
         old = getattr(cfg, key)
         try:
             # JSON as written: TrainConfig.validate judges the type, so "false" (a string) or 2.7 for a whole
-            # number is an error rather than quietly True or 2.
-            new = value if isinstance(old, str) else json.loads(value)
-        except ValueError:
+            # number is an error rather than quietly True or 2; a key given twice in an object is refused.
+            new = value if isinstance(old, str) else loads_strict(value, f"--set {key}")
+        except NotJSONError:
             raise ValueError(
                 f"--set {key}={value}: not a JSON value (a number, true, false or a quoted string)"
             ) from None

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from elmo_core.model.strict_json import loads_strict
 from elmo_core.paths import REFERENCE_CORPUS
 
 FORMAT = "elmo-explorer-reference/1"
@@ -119,7 +120,7 @@ class ReferenceCorpus:
                 or np.any(np.diff(offsets) < 0) or (len(postings) and not 0 <= postings.min() <= postings.max() < len(sentences))):
             raise ValueError(f"{directory / INDEX_FILE} does not fit the {len(sentences)} sentences")
         return cls(sentences, arrays["words"], offsets, postings, arrays["vocab"], arrays["vocab_counts"],
-                   json.loads(str(arrays["meta"])))
+                   loads_strict(str(arrays["meta"]), f"{directory / INDEX_FILE}: meta", constants=True))
 
     def __len__(self) -> int:
         return len(self.sentences)

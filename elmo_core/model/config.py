@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from elmo_core.model.strict_json import JSONNestingError, loads_strict
+
 # Sane bounds for every options.json size, checked before anything is allocated. The published models
 # (ELMO_SPEC.md 1.2) sit well inside them: Original has C = 4096, P = 512, NF = 2048, 2 highway, E = 16.
 BOUNDS = {
@@ -287,9 +289,10 @@ class BiLMConfig:
         before ``from_dict``.
 
         Raises:
-            ValueError: more than ``MAX_OPTIONS_BYTES``, not UTF-8, not JSON, nested too deep (also the
-                thousands of levels that would make Python's parser recurse without end), or as ``from_dict``;
-                every message starts with ``label``.
+            ValueError: more than ``MAX_OPTIONS_BYTES``, not UTF-8, not JSON, a key given twice in one object
+                or a NaN/Infinity constant (``loads_strict``), nested too deep (also the thousands of levels
+                that would make Python's parser recurse without end), or as ``from_dict``; every message starts
+                with ``label``.
         """
         if len(data) > MAX_OPTIONS_BYTES:
             raise ValueError(f"{label}: {len(data):,} bytes, more than an options file ({MAX_OPTIONS_BYTES:,} at most)")
@@ -298,10 +301,8 @@ class BiLMConfig:
         except UnicodeDecodeError:
             raise ValueError(f"{label}: not a UTF-8 JSON options file") from None
         try:
-            options = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        except RecursionError:
+            options = loads_strict(text, label)
+        except JSONNestingError:
             raise ValueError(f"{label}: nested deeper than an options file ({MAX_OPTIONS_DEPTH} levels)") from None
         return cls.from_dict(options, label)
 

@@ -6,8 +6,9 @@ timeout, a truncated file cached and failing later, two processes writing one fi
 * connect and read timeouts on every request, and retries with exponential backoff on dropped connections,
   timeouts and 5xx answers (a 4xx is final: retrying a 404 cannot help);
 * the body streams into ``NAME.part`` beside the destination; after a dropped connection, or in a later
-  process, the download resumes from the part's length with an HTTP ``Range`` request, guarded by
-  ``If-Range`` so that a file changed on the server restarts from zero instead of splicing two versions;
+  process, the download resumes from the part's length with an HTTP ``Range`` request and ``If-Range``; the
+  rest is kept only from a 206 that starts at that length, gives the same total length and the same strong
+  validator, else the download starts over from byte 0 and says so: two versions are never spliced;
 * the length is checked against ``Content-Length`` / ``Content-Range`` (and against a size known in advance),
   then the caller's ``validate`` runs on the complete part, and only then is it renamed into place
   (``os.replace``: atomic on one file system). A file that fails any check never appears under its name.
@@ -26,6 +27,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from elmo_core.model.strict_json import loads_strict
 
 # Bytes per network read. A dropped connection loses the read in progress (urllib3 raises before yielding
 # it), so a resume repeats at most this much; at 64 KiB the per-read Python cost is still far below the
@@ -80,18 +83,21 @@ def _part_meta(part: Path) -> Path:
     return part.with_name(part.name + ".json")
 
 
-def _validator_of(response) -> str | None:
-    """What ``If-Range`` may name for this response: a strong ETag, else Last-Modified (RFC 9110 13.1.5)."""
+def _validator_of(response) -> tuple[str | None, str | None]:
+    """What ``If-Range`` may name for this response and its kind: a strong ETag ("etag"), else Last-Modified
+    ("last-modified") (RFC 9110 13.1.5); (None, None) when it has neither."""
     etag = response.headers.get("ETag")
     if etag and not etag.startswith("W/"):
-        return etag
-    return response.headers.get("Last-Modified")
+        return etag, "etag"
+    modified = response.headers.get("Last-Modified")
+    return (modified, "last-modified") if modified else (None, None)
 
 
-def _total_of(response, offset: int) -> int | None:
-    """The whole file's length from a 200's Content-Length or a 206's Content-Range, or None when unknown."""
+def _span_of(response) -> tuple[int, int | None]:
+    """(first byte, whole file's length or None when unknown) from a 206's Content-Range ("bytes START-END/TOTAL")
+    or a 200's Content-Length. Raises DownloadError for a Content-Range that cannot be read."""
     if response.status_code == 206:
-        value = response.headers.get("Content-Range", "")  # "bytes START-END/TOTAL"
+        value = response.headers.get("Content-Range", "")
         try:
             span, total = value.split(" ", 1)[1].split("/")
             start = int(span.split("-")[0])
@@ -99,11 +105,9 @@ def _total_of(response, offset: int) -> int | None:
             raise DownloadError(
                 f"the server answered a range request with an unreadable Content-Range {value!r}", response.url
             ) from None
-        if start != offset:
-            raise DownloadError(f"the server resumed at byte {start:,}, not at {offset:,} as asked", response.url)
-        return int(total) if total.strip().isdigit() else None
+        return start, int(total) if total.strip().isdigit() else None
     length = response.headers.get("Content-Length")
-    return int(length) if length and length.isdigit() else None
+    return 0, int(length) if length and length.isdigit() else None
 
 
 def fetch(
@@ -127,15 +131,16 @@ def fetch(
             (the part is then deleted, since a resume could not mend it).
         policy: timeouts and retries (``Policy``).
         progress: ``progress(done, total)`` in bytes.
-        notice: called with one line before each retry (what failed, the wait, the attempt).
+        notice: called with one line before each retry (what failed, the wait, the attempt), and when a resume
+            is refused and the download starts over from byte 0.
         session: a ``requests.Session`` (tests pass one; default a new one that reads proxies from the
             environment).
         sleep: the backoff's sleep (tests pass a recorder).
     Returns: ``destination``.
     Raises:
-        DownloadError: the server could not be reached or kept failing after the retries, answered 4xx,
-            sent a length that disagrees with ``expected_size``, or ``validate`` refused the file; the
-            message names the URL and, for a refused file, why.
+        DownloadError: the server could not be reached or kept failing after the retries, answered 4xx, sent
+            an HTML page or a length that disagrees with ``expected_size``, or ``validate`` refused the file;
+            the message names the URL and, for a refused file, why.
         OSError: the destination's folder cannot be written (the caller words this one).
     """
     import requests
@@ -159,7 +164,7 @@ def fetch(
             if not last.startswith("the server accepted the connection"):
                 silent = 0
             try:
-                _attempt(session, url, part, expected_size, policy, progress)
+                _attempt(session, url, part, expected_size, policy, progress, notice)
                 break
             except _Retry as why:
                 last = str(why)
@@ -249,20 +254,66 @@ def _reason(exc: BaseException) -> str:
     return (text.splitlines()[0][:200] if text else "") or type(exc).__name__
 
 
-def _attempt(
-    session, url: str, part: Path, expected_size: int | None, policy: Policy, progress: ByteProgress | None
-) -> None:
+def _attempt(session, url: str, part: Path, *args) -> None:
+    """One request (``_request``, same arguments), and at most one more from byte 0 when the server's answer to a
+    resume does not prove that it continues the file the part holds: the part is then deleted and ``notice``
+    says so, never a splice of two versions. Raises _Retry, DownloadError, requests' exceptions, OSError."""
+    try:
+        _request(session, url, part, *args)
+    except _Restart as why:
+        part.unlink(missing_ok=True)
+        _part_meta(part).unlink(missing_ok=True)
+        if args[-1] is not None:
+            args[-1](f"{why}; starting over from byte 0")
+        _request(session, url, part, *args)
+
+
+class _Restart(Exception):
+    """The answer to a resume did not prove it continues the part's file: fetch the whole file again."""
+
+
+def _same_validator(record: dict, response) -> str | None:
+    """None when the 206 carries the strong validator the resume sent in If-Range, else why not."""
+    sent = record["validator"]
+    kind = record.get("kind") or ("etag" if sent.startswith(('"', "W/")) else "last-modified")
+    header = "ETag" if kind == "etag" else "Last-Modified"
+    now = response.headers.get(header)
+    if now is None:
+        return f"the server's answer to the resume carries no {header}"
+    if kind == "etag" and now.startswith("W/"):
+        return f"the server's answer to the resume carries a weak ETag {now}, which cannot prove the same file"
+    return None if now == sent else f"the server's file changed (its {header} is now {now}, not {sent})"
+
+
+def _html_refusal(first: bytes, response) -> str | None:
+    """The one line that refuses an HTML page (an error or sign-in page served in place of a file) whose first
+    bytes are ``first``, or None when they do not begin an HTML page."""
+    if not first[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith((b"<!doctype html", b"<html", b"<head")):
+        return None
+    found = re.search(rb"<title[^>]*>([^<]{1,200})", first[:4096], re.IGNORECASE)
+    title = " ".join(found.group(1).decode("utf-8", "replace").split())[:80] if found else ""
+    return (
+        f"the server sent an HTML page{f' titled {title!r}' if title else ''} "
+        f"({response.headers.get('Content-Type', 'no Content-Type').split(';')[0]}) instead of the file: an error "
+        "or sign-in page, perhaps from a proxy; check the URL and the proxy settings"
+    )
+
+
+def _request(session, url: str, part: Path, expected_size: int | None, policy: Policy, progress, notice) -> None:
     """One request: resume from the part's length when there is one, append what arrives, check the length.
-    Raises _Retry, DownloadError, requests' exceptions, OSError."""
+    A resume is kept only when the answer is a 206 that starts at the part's length, gives the same total
+    length and carries the same strong validator (raises _Restart otherwise). Raises _Retry, _Restart,
+    DownloadError, requests' exceptions, OSError."""
     offset = part.stat().st_size if part.exists() else 0
     meta = _part_meta(part)
     headers = {"Accept-Encoding": "identity"}  # the length we check is the file's, not a compressed body's
+    record: dict = {}  # what the part's meta file says of its server's file
     if offset:
         try:
-            record = json.loads(meta.read_text())
+            record = loads_strict(meta.read_text(), str(meta))
         except (OSError, ValueError):
             record = {}
-        if record.get("url") != url or not record.get("validator"):
+        if not isinstance(record, dict) or record.get("url") != url or not record.get("validator"):
             # Without the server's validator for this very URL a resume could splice two versions of the
             # file (another mirror, a file changed since): start over.
             part.unlink()
@@ -286,9 +337,26 @@ def _attempt(
             raise DownloadError(f"the server answered {status} {response.reason}", url)
         if status not in (200, 206):
             raise DownloadError(f"unexpected answer {status} {response.reason}", url)
-        if status == 200:
-            offset = 0  # no range support, or the file changed (If-Range): start from the first byte
-        total = _total_of(response, offset)
+        if status == 200 and offset:
+            # no range support, or the file changed (If-Range): the whole file comes, from the first byte
+            offset = 0
+            if notice is not None:
+                notice("the server sent the whole file instead of the rest; starting over from byte 0")
+        start, total = _span_of(response)
+        if status == 206 and offset:
+            known = record.get("total") if isinstance(record.get("total"), int) else expected_size
+            if start != offset:
+                raise _Restart(f"the server resumed at byte {start:,}, not at {offset:,} as asked")
+            if known is None:
+                raise _Restart("the partial file's whole length is unknown, so the resume cannot be checked")
+            if total != known:
+                length = "of unknown length" if total is None else f"{total:,} bytes"
+                raise _Restart(f"the server's file is now {length}, not {known:,} bytes")
+            why = _same_validator(record, response)
+            if why is not None:
+                raise _Restart(why)
+        elif status == 206 and start != 0:
+            raise DownloadError(f"the server sent bytes from {start:,} on, not the whole file as asked", url)
         if expected_size is not None and total is not None and total != expected_size:
             raise DownloadError(
                 f"the server's file is {total:,} bytes, but this file is known to be "
@@ -296,14 +364,19 @@ def _attempt(
                 url,
             )
         total = total if total is not None else expected_size
-        validator = _validator_of(response)
-        meta.write_text(json.dumps({"url": url, "validator": validator, "total": total}))
+        validator, kind = _validator_of(response)
+        meta.write_text(json.dumps({"url": url, "validator": validator, "kind": kind, "total": total}))
         done = offset
         with open(part, "r+b" if offset else "wb") as out:
             out.seek(offset)
             out.truncate()
             try:
                 for block in response.iter_content(CHUNK_BYTES):
+                    refusal = None if done or not block else _html_refusal(block, response)
+                    if refusal is not None:
+                        part.unlink(missing_ok=True)
+                        meta.unlink(missing_ok=True)
+                        raise DownloadError(refusal, url)
                     out.write(block)
                     done += len(block)
                     if total is not None and done > total:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # h5py is imported where a file is read, not with the package
 
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
+from elmo_core.model.hdf5_written import check_written
 
 
 @dataclass
@@ -107,10 +108,11 @@ def hdf5_datasets(f, label: str) -> dict[str, h5py.Dataset]:
 
     Refused: soft, external and user-defined links, HDF5 external storage (``Dataset.external``), virtual
     datasets, named datatypes, non-float dtypes, filters other than deflate/shuffle/fletcher32/LZF (an
-    unknown filter would load a plug-in library), files with more than ``MAX_HDF5_OBJECTS`` links, datasets
-    declared but never written (or with chunks missing: they would read as zeros), and chunks larger than
-    their dataset. Compressed data cannot expand without bound: each dataset's shape is checked against
-    options.json before it is read, a read allocates exactly that shape, and no chunk is larger than it.
+    unknown filter would load a plug-in library), and files with more than ``MAX_HDF5_OBJECTS`` links. Later
+    checks: storage never allocated or chunks missing (``_check_storage``, before any read) and storage allocated
+    but never written (``read_dataset``). Compressed data cannot expand without bound: each dataset's shape is
+    checked against options.json before it is read, a read allocates exactly that shape, and no chunk is larger
+    than it.
 
     Raises:
         ValueError: naming the offending path and what it is.
@@ -177,15 +179,20 @@ def open_hdf5(path, label: str | None = None):
 
 
 def read_dataset(dataset, name: str, label: str) -> np.ndarray:
-    """The whole array of a checked dataset. Raises: ValueError naming the file and the dataset when HDF5
-    cannot read it (a fletcher32 checksum that fails, a damaged chunk)."""
+    """The whole array of a checked dataset, once it is known to have been written (``hdf5_written``: storage
+    allocated before any write that reads, whole or in one chunk, as unwritten storage is refused).
+
+    Raises: ValueError naming the file and the dataset when HDF5 cannot read it (a fletcher32 checksum that
+    fails, a damaged chunk) or when it was never written."""
     try:
-        return dataset[()]
+        value = dataset[()]
     except (OSError, ValueError, RuntimeError):
         raise ValueError(
             f"{label}: dataset '{name}' cannot be read: HDF5 could not decode it (a failed checksum "
             "or a damaged chunk); the file is damaged"
         ) from None
+    check_written(dataset, value, name, label)
+    return value
 
 
 def _without_projection(config: BiLMConfig, datasets: dict, label: str) -> bool:
@@ -203,10 +210,27 @@ def _without_projection(config: BiLMConfig, datasets: dict, label: str) -> bool:
     return True
 
 
+def _never_written(label: str, name: str, dataset) -> ValueError:
+    """The refusal of a dataset with no storage, saying what HDF5 would give for it."""
+    import h5py
+
+    try:
+        fill = float(dataset.fillvalue)
+    except (TypeError, ValueError, OSError):  # no fill value defined
+        fill = math.nan
+    if dataset.id.get_create_plist().get_fill_time() == h5py.h5d.FILL_TIME_NEVER or math.isnan(fill):
+        reads = "undefined values"
+    else:
+        reads = "zeros" if fill == 0.0 else f"its fill value {fill:g}"
+    return _refuse(label, name, f"is declared but its data were never written (it would read as {reads})")
+
+
 def _check_storage(datasets: dict, label: str) -> None:
-    """Refuse datasets that would read as zeros (declared but never written, chunks missing) or whose chunks
-    are larger than the dataset (HDF5 inflates a whole chunk to read any part of it). Metadata only; run
-    after the shapes are known to be right, so that a wrong shape is reported as such."""
+    """Refuse datasets that would read as their fill value (zeros unless one is set): storage never allocated
+    (declared but never written) or chunks missing; and datasets whose chunks are larger than the dataset (HDF5
+    inflates a whole chunk to read any part of it). Metadata only; run after the shapes are known to be right,
+    so that a wrong shape is reported as such. Storage allocated but never written is seen when the data are
+    read (``read_dataset``)."""
     for name, dataset in datasets.items():
         if dataset.chunks is not None:
             if any(c > max(n, 1) for c, n in zip(dataset.chunks, dataset.shape)):
@@ -214,6 +238,8 @@ def _check_storage(datasets: dict, label: str) -> None:
                     label, name, f"is stored in chunks of {dataset.chunks}, larger than its shape {dataset.shape}"
                 )
             chunks = math.prod(-(-n // c) for c, n in zip(dataset.chunks, dataset.shape))
+            if dataset.size and dataset.id.get_num_chunks() == 0:
+                raise _never_written(label, name, dataset)
             if dataset.id.get_num_chunks() < chunks:
                 raise _refuse(
                     label,
@@ -221,7 +247,7 @@ def _check_storage(datasets: dict, label: str) -> None:
                     f"has {dataset.id.get_num_chunks()} of its {chunks} chunks written (the rest would read as zeros)",
                 )
         elif dataset.size and dataset.id.get_storage_size() == 0:
-            raise _refuse(label, name, "is declared but its data were never written (it would read as zeros)")
+            raise _never_written(label, name, dataset)
 
 
 def _check_layout(model: BiLM, datasets: dict, label: str, no_projection: bool) -> list[_Entry]:
@@ -278,7 +304,9 @@ def load_elmo_hdf5(model: BiLM, path: str | Path) -> None:
         FileNotFoundError: no such file.
         ValueError: not an HDF5 file; a link, external storage, virtual dataset or unsafe filter; a
             dataset missing, unexpected, or with a shape that disagrees with options.json (the message
-            names the dataset and both shapes); NaN or infinite values.
+            names the dataset and both shapes); a dataset, or a chunk of one, never written (named); NaN or
+            infinite values. The last two are found as the arrays are read: ``model`` may then hold part of
+            the file's weights.
     """
     path = Path(path)
     with open_hdf5(path) as f:
@@ -320,8 +348,8 @@ def check_elmo_files(options_file: str | Path, weights_file: str | Path, label: 
     Returns: the options' ``BiLMConfig``.
     Raises:
         FileNotFoundError: either file is missing.
-        ValueError: as ``load_bilm_from_elmo_files`` (the message names the dataset), or a dataset that
-            cannot be read (a damaged chunk: HDF5's own error text follows the name).
+        ValueError: as ``load_bilm_from_elmo_files`` (the message names the dataset, also one never
+            written), or a dataset that cannot be read (a damaged chunk).
     """
     config = BiLMConfig.from_options_json(options_file)
     weights_file = Path(weights_file)

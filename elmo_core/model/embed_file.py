@@ -16,9 +16,12 @@ device and thread count; float32 rounding apart otherwise). Each finished unit i
 hidden parts folder beside the output (an append-only data file and journal per rank:
 ``embed_file_sharded``), so a rank that dies loses at most the unit it was computing: torchrun restarts the
 group (``--max-restarts``), and every rank skips the units already done. Rank 0 then waits for every unit and
-merges them, in line order, into the output (temporary file, rename), and removes the parts folder. The parts folder's name carries a hash of the output path and of what
-the run computes (input, model files, mode, batch plan), so a restart with other settings never mixes parts;
-a stale folder of an earlier, different run on the same output is removed by rank 0.
+merges them, in line order, into the output (a temporary file in the parts folder, renamed; a merge killed
+half way is redone on restart), and removes the parts folder; a rank other than 0 with nothing left to do
+creates nothing (started late, it would otherwise leave a folder after rank 0 cleared it). The parts folder's
+name carries a hash of the output path and of what the run computes (input, model files, mode, batch plan), so
+a restart with other settings never mixes parts; a stale folder of an earlier, different run on the same output
+is removed by rank 0.
 
 Progress: each rank reports its own units; rank 0 also counts everyone's finished units.
 """
@@ -38,8 +41,11 @@ from pathlib import Path
 
 import numpy as np
 
+from elmo_core.model.strict_json import loads_strict
+
 Piece = tuple[int, int, int]  # (sentence index, first token, end token)
 MODES = ("all", "top", "average")
+MERGE = "merge.hdf5.partial"  # rank 0's merge in progress, inside the parts folder
 
 
 def plan_batches(lengths: list[int], batch_size: int, max_tokens: int) -> list[list[Piece]]:
@@ -231,7 +237,7 @@ class _Journal:
             complete = data[: data.rfind(b"\n") + 1]
             self.read_to[journal] = start + len(complete)
             for line in complete.splitlines():
-                entry = json.loads(line)
+                entry = loads_strict(line, str(journal))
                 if "done" in entry:
                     self.done.add(entry["u"])
                 else:
@@ -276,9 +282,14 @@ def embed_file_sharded(
         for stale in out.parent.glob(prefix + "*"):
             if stale != folder and stale.is_dir():
                 shutil.rmtree(stale, ignore_errors=True)  # an earlier run on this output, with other settings
-    folder.mkdir(exist_ok=True)
     journal = _Journal(folder)
-    journal.refresh()
+    journal.refresh()  # nothing when the folder does not exist (yet, or any more)
+    mine = [k for k in range(len(units)) if k % ranks.world == ranks.rank]
+    todo = [k for k in mine if k not in journal.done]
+    if ranks.rank != 0 and not todo:  # e.g. a rank with no units, started after rank 0 merged and cleared
+        say(f"rank {ranks.rank}: {len(mine)} units of {len(units)}, {len(mine)} already done")
+        return False
+    folder.mkdir(exist_ok=True)
     data_name, log_name = f"rank-{ranks.rank}.f32", f"rank-{ranks.rank}.jsonl"
     log_path = folder / log_name
     # Cut this rank's files back to what its journal records completely (a crash may have left a tail).
@@ -286,8 +297,6 @@ def embed_file_sharded(
         os.truncate(log_path, journal.read_to.get(log_path, 0))
     with open(folder / data_name, "ab") as data_file:
         data_file.truncate(journal.ends.get(data_name, 0))
-    mine = [k for k in range(len(units)) if k % ranks.world == ranks.rank]
-    todo = [k for k in mine if k not in journal.done]
     say(f"rank {ranks.rank}: {len(mine)} units of {len(units)}, {len(mine) - len(todo)} already done")
     last_report = time.monotonic()
     with open(folder / data_name, "ab") as data_file, open(log_path, "ab") as log:
@@ -323,7 +332,7 @@ def embed_file_sharded(
             say(f"rank 0: waiting for {len(units) - len(journal.done)} of {len(units)} units from the other ranks")
         time.sleep(poll_seconds)
     file_mode = new_file_mode(out)
-    tmp = temporary_beside(out)
+    tmp = folder / MERGE  # in the parts folder: a merge killed half way is overwritten by the next, never left
     maps: dict[str, np.memmap] = {}
     try:
         with h5py.File(tmp, "w") as f:

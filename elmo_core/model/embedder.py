@@ -167,7 +167,8 @@ class Embedder:
         Returns: an Embedder named after the model ("original").
         Raises:
             KeyError: an unknown name (the message lists the published ones).
-            FileNotFoundError: not cached and ``download`` is False (the message gives the command).
+            FileNotFoundError: not cached and ``download`` is False (the message gives the command, with
+                ``--cache-dir`` and ``--base-url`` when they are not the defaults).
             ValueError: the cached copy is damaged (a size differs from the manifest), or the files fail
                 ``load_bilm_from_elmo_files``'s checks.
             elmo_core.model.download.DownloadError: ``download=True`` and the download failed.
@@ -176,7 +177,7 @@ class Embedder:
 
         if download:
             store.download(name, cache_dir, base_url, progress=progress)
-        options_file, weights_file = store.cached_files(name, cache_dir)
+        options_file, weights_file = store.cached_files(name, cache_dir, base_url)
         embedder = cls.from_elmo_files(options_file, weights_file, device, stateful, dtype)
         embedder.name = store.published_model(name).name
         return embedder

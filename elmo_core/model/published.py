@@ -27,6 +27,7 @@ from pathlib import Path
 from elmo_core.model.config import BiLMConfig
 from elmo_core.model.download import DownloadError, Policy, fetch, sha256_of
 from elmo_core.model.elmo_hdf5 import check_elmo_files
+from elmo_core.model.strict_json import loads_strict
 
 DEFAULT_BASE_URL = "https://allennlp.s3.amazonaws.com/models/elmo/"
 MANIFEST = "manifest.json"
@@ -76,32 +77,15 @@ class PublishedModel:
 
 
 _WMT = "1B Word Benchmark (about 800M tokens of news)"
+_WIKI_NEWS = "Wikipedia and WMT 2008-2012 news crawl (5.5B tokens)"
+_4096 = (93_600_848, 4096, 512, 2)  # parameters, LSTM cell, projection, highway layers of the original size
 PUBLISHED: dict[str, PublishedModel] = {
     m.name: m
     for m in (
         PublishedModel("small", "Small", "2x1024_128_2048cnn_1xhighway", 13_593_296, 1024, 128, 1, _WMT),
         PublishedModel("medium", "Medium", "2x2048_256_2048cnn_1xhighway", 28_027_728, 2048, 256, 1, _WMT),
-        PublishedModel(
-            "original",
-            "Original",
-            "2x4096_512_2048cnn_2xhighway",
-            93_600_848,
-            4096,
-            512,
-            2,
-            _WMT,
-            weights_bytes=374_434_792,
-        ),
-        PublishedModel(
-            "original-5.5b",
-            "Original (5.5B)",
-            "2x4096_512_2048cnn_2xhighway_5.5B",
-            93_600_848,
-            4096,
-            512,
-            2,
-            "Wikipedia and WMT 2008-2012 news crawl (5.5B tokens)",
-        ),
+        PublishedModel("original", "Original", "2x4096_512_2048cnn_2xhighway", *_4096, _WMT, 374_434_792),
+        PublishedModel("original-5.5b", "Original (5.5B)", "2x4096_512_2048cnn_2xhighway_5.5B", *_4096, _WIKI_NEWS),
     )
 }
 
@@ -133,10 +117,18 @@ def resolve_cache_dir(cache_dir: str | Path | None = None) -> Path:
 
 def resolve_base_url(base_url: str | None = None) -> str:
     """The base URL of the published layout: ``base_url``, else ``$ELMO_CORE_BASE_URL``, else AllenNLP's,
-    always ending in "/". Raises: ValueError: not an http(s) URL."""
+    always ending in "/". Raises: ValueError: not an http(s) URL, or one without a host name."""
+    from urllib.parse import urlsplit
+
     base = base_url or os.environ.get("ELMO_CORE_BASE_URL") or DEFAULT_BASE_URL
     if not base.lower().startswith(("http://", "https://")):
         raise ValueError(f"the base URL must start with http:// or https://, got {base!r}")
+    try:
+        host = urlsplit(base).hostname
+    except ValueError:  # a malformed port or IPv6 address
+        host = None
+    if not host:
+        raise ValueError(f"the base URL {base!r} names no host; give one such as https://mirror.example.org/elmo/")
     return base if base.endswith("/") else base + "/"
 
 
@@ -160,7 +152,7 @@ class CacheEntry:
 
     def manifest(self) -> dict:
         """The manifest as written by ``download``. Raises: OSError, ValueError when unreadable."""
-        return json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
+        return loads_strict((self.folder / MANIFEST).read_text(encoding="utf-8"), str(self.folder / MANIFEST))
 
 
 def cache_entry(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
@@ -180,7 +172,7 @@ def cache_entry(name: str, cache_dir: str | Path | None = None) -> CacheEntry:
             )
         return CacheEntry(model, folder, "missing")
     try:
-        files = json.loads(manifest_path.read_text(encoding="utf-8"))["files"]
+        files = loads_strict(manifest_path.read_text(encoding="utf-8"), str(manifest_path))["files"]
         recorded = {file: int(files[file]["bytes"]) for file in (OPTIONS, WEIGHTS)}
     except (OSError, ValueError, KeyError, TypeError):
         return CacheEntry(model, folder, "damaged", f"its {MANIFEST} is unreadable")
@@ -213,8 +205,9 @@ def download_command(name: str, cache_dir: str | Path | None = None, base_url: s
     return command
 
 
-def cached_files(name: str, cache_dir: str | Path | None = None) -> tuple[Path, Path]:
+def cached_files(name: str, cache_dir: str | Path | None = None, base_url: str | None = None) -> tuple[Path, Path]:
     """(options.json, weights.hdf5) of a cached model, after checking their sizes against the manifest.
+    ``base_url`` only goes into the download command an error message gives (with ``cache_dir``).
 
     Raises:
         KeyError: an unknown name.
@@ -225,12 +218,12 @@ def cached_files(name: str, cache_dir: str | Path | None = None) -> tuple[Path, 
     if entry.state == "missing":
         raise FileNotFoundError(
             f"the published model '{entry.model.name}' is not in the cache ({entry.folder}); "
-            f"download it with: {download_command(name)}"
+            f"download it with: {download_command(name, cache_dir, base_url)}"
         )
     if entry.state == "damaged":
         raise ValueError(
             f"the cached '{entry.model.name}' in {entry.folder} is damaged: {entry.detail}; "
-            f"download it again with: {download_command(name)} --force"
+            f"download it again with: {download_command(name, cache_dir, base_url)} --force"
         )
     return entry.options, entry.weights
 
@@ -275,6 +268,19 @@ def mismatch_note(entry: CacheEntry) -> str | None:
         f"note: the cached options.json describes a model of {size:,} parameters, not the "
         f"{entry.model.parameters:,} of the published {entry.model.title}; it is used as it is"
     )
+
+
+def _dangling_link(folder: Path) -> DownloadError | None:
+    """The error for a cache folder (or a folder above it) that is a symbolic link to nothing, else None."""
+    for path in (folder, *folder.parents):
+        if path.is_symlink() and not path.exists():
+            return DownloadError(
+                f"the cache folder {path} is a symbolic link to {os.readlink(path)}, which does not exist; create "
+                "that folder, or choose another one with --cache-dir or ELMO_CORE_CACHE"
+            )
+        if path.exists():
+            return None
+    return None
 
 
 def _not_writable(folder: Path, exc: OSError) -> DownloadError:
@@ -325,6 +331,9 @@ def download(
     if entry.state == "cached" and not force:
         return entry
     folder = entry.folder
+    dangling = _dangling_link(folder)
+    if dangling is not None:
+        raise dangling
     try:
         folder.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(folder / ".lock"))

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from elmo_core.model.strict_json import loads_strict
+
 FORMAT = "elmo-explorer-probes/1"
 
 
@@ -276,4 +278,5 @@ class ProbeReport:
     @classmethod
     def load(cls, path: str | Path, result_types: Mapping[str, type[TaskResult]]) -> ProbeReport:
         """Raises: FileNotFoundError / OSError, or ValueError when the file is not valid JSON in ``FORMAT``."""
-        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")), result_types, str(path))
+        data = loads_strict(Path(path).read_text(encoding="utf-8"), str(path), constants=True)
+        return cls.from_json(data, result_types, str(path))

@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from elmo_core.data.vocab import Vocabulary
+from elmo_core.model.strict_json import loads_strict
 from elmo_core.model.weights import save_checkpoint
 from elmo_core.training.lm import BiLanguageModel
 
@@ -47,7 +48,7 @@ def load_training_state(path: Path, model: BiLanguageModel, optimizer: torch.opt
     run's meta (step, epoch, batch_in_epoch, tokens_seen, train_seconds, cpu_seconds, best_dev)."""
     model.load_state_dict(load_file(str(path / "model.safetensors")))
     tensors = load_file(str(path / "state.safetensors"))
-    meta = json.loads((path / "meta.json").read_text())
+    meta = loads_strict((path / "meta.json").read_text(), str(path / "meta.json"), constants=True)
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():
         if key.startswith("opt."):
@@ -84,7 +85,7 @@ def load_language_model(directory: str | Path) -> tuple[BiLanguageModel, Vocabul
             raise FileNotFoundError(f"{directory}: no {name}; perplexity needs the softmax and vocabulary")
     vocab = Vocabulary.load(directory / "vocab.txt")
     with safe_open(str(directory / "softmax.safetensors"), "pt") as f:
-        cutoffs = json.loads(f.metadata()["cutoffs"])
+        cutoffs = loads_strict(f.metadata()["cutoffs"], f"{directory / 'softmax.safetensors'}: cutoffs")
     model = BiLanguageModel(load_checkpoint(directory), len(vocab), dropout=0.0, cutoffs=cutoffs)
     model.softmax.load_state_dict({k: v.float() for k, v in load_file(str(directory / "softmax.safetensors")).items()})
     return model.eval(), vocab

@@ -3,11 +3,12 @@ and its learning-rate schedule."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from elmo_core.model.strict_json import loads_strict
 
 
 @dataclass
@@ -131,7 +132,7 @@ class TrainConfig:
     def load(cls, path: str | Path) -> TrainConfig:
         if not Path(path).is_file():
             raise FileNotFoundError(f"training config not found: {path}")
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads_strict(Path(path).read_text(encoding="utf-8"), str(path))
         if not isinstance(data, dict):
             raise ValueError(f"{path}: a training config is a JSON object of keys and values")
         unknown = set(data) - set(cls.__dataclass_fields__)

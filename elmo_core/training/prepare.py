@@ -19,6 +19,7 @@ from elmo_core.data.vocab import Vocabulary
 from elmo_core.data.wordforms import form_grouper
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
+from elmo_core.model.strict_json import loads_strict
 from elmo_core.training.batches import anchor_index
 from elmo_core.training.checkpoints import start_state
 from elmo_core.training.config import TrainConfig
@@ -115,7 +116,7 @@ def teacher_dims(cfg: TrainConfig) -> tuple[int, int]:
         from safetensors import safe_open
 
         with safe_open(cfg.contextual_targets, "pt") as f:
-            contextual = json.loads(f.metadata()["meta"])["dim"]
+            contextual = loads_strict(f.metadata()["meta"], f"{cfg.contextual_targets}: meta", constants=True)["dim"]
     return lexical, contextual
 
 

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from elmo_core.model.strict_json import loads_strict
+
 MINILM_DIM = 384
 MINILM_MAX_PIECES = 256  # longer sentences are cut; tokens past the cut get no target (mask False)
 
@@ -345,7 +347,7 @@ class ContextualTargets:
         self.mask = tensors["mask"].bool()
         self.offsets = tensors["offsets"]
         with safe_open(str(path), "pt") as f:
-            self.meta = json.loads(f.metadata()["meta"])
+            self.meta = loads_strict(f.metadata()["meta"], f"{path}: meta", constants=True)
         self.dim = self.states.shape[1]
         self.num_sentences = len(self.offsets) - 1
 

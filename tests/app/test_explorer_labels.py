@@ -48,12 +48,30 @@ def test_a_link_keeps_its_colour():
     assert at.radio(key=keys.COLOR_BY).value == "sentence"
 
 
+# Two spellings of one word as two "senses": the fixture biLM's layer 0 (the character CNN) tells them apart, so
+# these labels support a fit, while its random contextual layers tell the bank example's senses apart no better
+# than chance.
+SPELLINGS = "\n".join(
+    [
+        "[lower] We sat on the bank today.",
+        "[lower] The bank was wet.",
+        "[lower] A bank of fog came.",
+        "[upper] Bank robbers fled.",
+        "[upper] Bank holidays are long.",
+        "[upper] Bank notes are paper.",
+    ]
+)
+
+
 def test_fit_s_sets_the_sliders_and_says_the_score():
-    at = start_app(ex="bank", word="bank")
+    at = start_app(s=SPELLINGS, word="bank")
     no_errors(at)
     layers, labels = page_layers(at)
     fit = fm.fit_mix(layers, labels)
+    assert fm.unsupported(fit, labels) == ""  # the fit is one to act on
     w = fm.weights_for_s(fit.s, keys.W_RANGE, keys.W_STEP)
+    at.slider(key=keys.weight_key(2)).set_value(1.5).run()  # away from the fit, so that the fit has to move it
+    assert at.slider(key=keys.weight_key(2)).value != pytest.approx(w[2])
     at.button(key=keys.key("fit_s")).click().run()
     no_errors(at)
     assert [at.slider(key=keys.weight_key(j)).value for j in range(3)] == pytest.approx(list(w))
@@ -63,9 +81,24 @@ def test_fit_s_sets_the_sliders_and_says_the_score():
     assert message == fm.fit_message(fit, mixing.softmax(w), fm.accuracy(layers, labels, mixing.softmax(w)))
     # the score it names is the mix's 1-NN accuracy that the Similarity tab shows
     assert frame.separation[-1].knn_accuracy == pytest.approx(fm.accuracy(layers, labels, mixing.softmax(w)))
-    assert link.to_query(at.session_state[keys.LAST])["w"] == ",".join(f"{v:g}" for v in w)
+    query = link.to_query(at.session_state[keys.LAST])
+    assert query.get("w", ",".join("0" for _ in w)) == ",".join(f"{v:g}" for v in w)  # all zeros: left out
     at.button(key=keys.key("preset_equal")).click().run()  # said once
     assert not at.success
+
+
+def test_a_fit_at_chance_says_so_and_keeps_the_sliders():
+    at = start_app(ex="bank", word="bank")
+    no_errors(at)
+    layers, labels = page_layers(at)
+    fit = fm.fit_mix(layers, labels)
+    reason = fm.unsupported(fit, labels)
+    assert reason  # the fixture biLM's layers separate the bank example's senses no better than chance
+    at.button(key=keys.key("fit_s")).click().run()
+    no_errors(at)
+    assert [at.slider(key=keys.weight_key(j)).value for j in range(3)] == [0.0, 0.0, 0.0]
+    assert not at.success
+    assert [shown(m.value) for m in at.warning] == [reason]
 
 
 def test_no_fit_button_without_two_labelled_senses():

@@ -142,3 +142,29 @@ def test_malformed_options_bytes_are_one_value_error_naming_the_file(data, messa
     (tmp_path / "o.json").write_bytes(data)
     with pytest.raises(ValueError, match=r"^o\.json: " + message):
         BiLMConfig.from_options_json(tmp_path / "o.json")
+
+
+def test_a_key_given_twice_is_refused_naming_it(allennlp_files, tmp_path):
+    """The reported case: options.json with use_skip_connections true, then false. JSON keeps the last one
+    silently, so the residual connection was off and layer 2 differed by up to 1.94; now the file is refused."""
+    text = allennlp_files[0].read_text()
+    twice = text.replace(
+        '"use_skip_connections": true,', '"use_skip_connections": true, "use_skip_connections": false,'
+    )
+    assert twice != text
+    (tmp_path / "options.json").write_text(twice)
+    message = r"^options\.json: the key 'use_skip_connections' appears twice in one object"
+    with pytest.raises(ValueError, match=message):
+        BiLMConfig.from_options_json(tmp_path / "options.json")
+    with pytest.raises(ValueError, match=message.replace("options", "upload")):
+        BiLMConfig.from_json_bytes(twice.encode(), "upload.json")
+
+
+def test_a_dim_given_twice_is_named_not_a_shape_error(allennlp_files, tmp_path):
+    """A second lstm.dim used to load the options and fail later on the weights' shapes."""
+    from elmo_core.model.weights import load_bilm_from_elmo_files
+
+    options, weights = allennlp_files
+    (tmp_path / "options.json").write_text(options.read_text().replace('"dim": 64', '"dim": 64, "dim": 32'))
+    with pytest.raises(ValueError, match=r"^options\.json: the key 'dim' appears twice in one object"):
+        load_bilm_from_elmo_files(tmp_path / "options.json", weights)

@@ -255,3 +255,59 @@ def test_torchrun_two_processes_equal_one_also_after_a_rank_is_killed(tmp_path):
     assert int(restarted[1].split(", ")[1].split()[0]) >= 10  # the restarted rank 1 skipped what it had done
     same(read(out), one)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "killed.hdf5", "one.hdf5", "two.hdf5"]
+
+
+def test_a_late_rank_with_nothing_to_do_leaves_no_parts_folder(tmp_path):
+    """Two ranks, one unit (rank 0's): rank 0 merges and clears the parts folder; rank 1, started after that,
+    must not create the folder again."""
+    embedder = Embedder.from_elmo_files(OPTIONS, WEIGHTS, device="cpu")
+    sentences = corpus(4)
+    calls = plan_batches([len(s) for s in sentences], 8, 1024)
+    assert len(plan_units(calls, [len(s) for s in sentences])) == 1
+    out = tmp_path / "out.hdf5"
+    assert embed_file_sharded(embedder.embed_batch, sentences, out, "top", calls, Ranks(0, 2, 0), {"r": 1}) is True
+    said = []
+    late = embed_file_sharded(
+        embedder.embed_batch, sentences, out, "top", calls, Ranks(1, 2, 1), {"r": 1}, progress=said.append
+    )
+    assert late is False and said == ["rank 1: 0 units of 1, 0 already done"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.hdf5"]
+
+
+MERGE_KILLED = """
+import sys, time
+from pathlib import Path
+import h5py
+from elmo_core import Embedder
+from elmo_core.model.embed_file import Ranks, embed_file_sharded, plan_batches
+from tests.model.test_embed_file import OPTIONS, WEIGHTS, corpus
+
+create = h5py.Group.create_dataset
+h5py.Group.create_dataset = lambda self, *a, **k: (time.sleep(0.05), create(self, *a, **k))[1]  # a slow merge
+sentences = corpus(60)
+calls = plan_batches([len(s) for s in sentences], 8, 40)
+embedder = Embedder.from_elmo_files(OPTIONS, WEIGHTS, device="cpu")
+embed_file_sharded(embedder.embed_batch, sentences, Path(sys.argv[1]), "all", calls, Ranks(0, 2, 0), {"m": 1})
+"""
+
+
+@pytest.mark.multiprocess
+def test_rank_0_killed_during_the_merge_leaves_no_partial_file_after_the_restart(tmp_path):
+    embedder = Embedder.from_elmo_files(OPTIONS, WEIGHTS, device="cpu")
+    sentences = corpus(60)
+    calls = plan_batches([len(s) for s in sentences], 8, 40)
+    out = tmp_path / "out.hdf5"
+    embed_file_sharded(embedder.embed_batch, sentences, out, "all", calls, Ranks(1, 2, 1), {"m": 1})
+    proc = subprocess.Popen([sys.executable, "-c", MERGE_KILLED, str(out)], cwd=ROOT, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(tmp_path.rglob("*.partial")) and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.kill()  # SIGKILL: no clean-up runs
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, err.decode()
+    assert list(tmp_path.rglob("*.partial")) and not out.exists()  # killed half way through the merge
+    assert embed_file_sharded(embedder.embed_batch, sentences, out, "all", calls, Ranks(0, 2, 0), {"m": 1})
+    embed_file(embedder.embed_batch, sentences, tmp_path / "one.hdf5", "all", calls)
+    same(read(out), read(tmp_path / "one.hdf5"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one.hdf5", "out.hdf5"]

@@ -207,6 +207,18 @@ def test_an_interrupted_download_is_resumed_and_ends_with_the_exact_bytes(tmp_pa
     assert not list(entry.folder.glob("*.part*"))
 
 
+def test_an_html_page_instead_of_a_file_is_named_as_such(tmp_path):
+    page = b"<!DOCTYPE html>\n<html><head><title>Sign in - Proxy</title></head><body>...</body></html>\n"
+    with Mirror(layout("small", options=page)) as mirror:
+        with pytest.raises(DownloadError) as info:
+            store.download("small", tmp_path, mirror.url, policy=QUICK)
+    message = str(info.value)
+    assert message.startswith("the server sent an HTML page titled 'Sign in - Proxy' (application/octet-stream)")
+    assert ".part" not in message and "not valid JSON" not in message
+    assert info.value.url == mirror.url + store.PUBLISHED["small"].paths()["options.json"]
+    assert sorted(p.name for p in (tmp_path / "small").iterdir()) == [".lock"]
+
+
 def test_a_damaged_cache_is_detected(tmp_path):
     with Mirror(layout("small")) as mirror:
         entry = store.download("small", tmp_path, mirror.url, policy=QUICK)
@@ -247,6 +259,36 @@ def test_a_read_only_cache_folder_gives_one_clear_error(tmp_path, monkeypatch):
         assert mirror.requests == []
     finally:
         locked.chmod(0o700)
+
+
+def test_a_dangling_link_as_the_cache_folder_is_named_as_such(tmp_path):
+    cache = tmp_path / "cache"
+    cache.symlink_to(tmp_path / "gone")
+    with Mirror(layout("small")) as mirror:
+        with pytest.raises(DownloadError) as info:
+            store.download("small", cache, mirror.url, policy=QUICK)
+    assert str(info.value) == (
+        f"the cache folder {cache} is a symbolic link to {tmp_path / 'gone'}, which does not exist; create that "
+        "folder, or choose another one with --cache-dir or ELMO_CORE_CACHE"
+    )
+    assert info.value.url is None and mirror.requests == []
+
+
+def test_a_missing_model_names_the_download_command_for_the_cache_and_mirror_asked_for(tmp_path, monkeypatch):
+    monkeypatch.delenv("ELMO_CORE_CACHE", raising=False)
+    monkeypatch.delenv("ELMO_CORE_BASE_URL", raising=False)
+    with pytest.raises(FileNotFoundError) as info:
+        Embedder.published("small", cache_dir=tmp_path / "my cache", base_url="http://127.0.0.1:8765/m")
+    assert str(info.value).endswith(
+        f"download it with: python -m elmo_core download small --cache-dir '{tmp_path}/my cache' "
+        "--base-url http://127.0.0.1:8765/m/"
+    )
+
+
+@pytest.mark.parametrize("url", ["http://", "https:///elmo/", "http://:8080/"])
+def test_a_base_url_without_a_host_is_refused(url):
+    with pytest.raises(ValueError, match=r"names no host; give one such as https://mirror.example.org/elmo/"):
+        store.resolve_base_url(url)
 
 
 # ---- the command line ----------------------------------------------------------------------------------------
@@ -292,6 +334,11 @@ def test_the_command_refuses_unknown_names_and_bad_urls(tmp_path):
     assert run.returncode == 2 and "did you mean 'original'" in run.stderr and "Traceback" not in run.stderr
     run = cli("download", "small", "--base-url", "ftp://x/", "--cache-dir", str(tmp_path))
     assert run.returncode == 2 and "http:// or https://" in run.stderr and "Traceback" not in run.stderr
+    run = cli("download", "small", "--base-url", "http://", "--cache-dir", str(tmp_path))
+    assert run.returncode == 2 and run.stderr.strip() == (
+        "error: the base URL 'http://' names no host; give one such as https://mirror.example.org/elmo/"
+    )
+    assert not (tmp_path / "small").exists()
 
 
 @pytest.mark.multiprocess

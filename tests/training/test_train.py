@@ -206,7 +206,7 @@ def test_bad_config_values_fail_before_a_run_folder_exists(corpus, tmp_path, key
         ("side_bag_min_id=2.7", "'side_bag_min_id' must be a whole number"),  # not quietly 2
         ("side_bag_min_id=1e400", "'side_bag_min_id' must be a whole number"),  # an overflow, not a traceback
         ("side_bag_weight=true", "'side_bag_weight' must be a finite number"),
-        ("side_bag_scale=Infinity", "'side_bag_scale' must be a finite number"),
+        ("side_bag_scale=Infinity", "--set side_bag_scale: Infinity is not a JSON number; write a finite number"),
         ("side_bag_min_id=abc", "side_bag_min_id=abc: not a JSON value"),
         ("side_bag_min_id=100", "leaves no word of the vocabulary (100)"),
     ],

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 
 import streamlit as st
 
 from app.explore.controls import Controls
 from app.explore.examples import find_example
+from app.render import safe
 from app.serving import models
 from app.session import keys, widgets
 from app.session import link as url
@@ -56,8 +56,8 @@ def share_row(model: models.LoadedModel, num_layers: int) -> None:
 
 def copy_button(link: str) -> None:
     """A button that copies ``link`` to the clipboard. The HTML is ours; the link (user text: sentences, word)
-    enters only as a JSON string literal with "<" escaped, so it can end neither the string nor the script."""
-    data = json.dumps(link).replace("<", "\\u003c")
+    enters only as a JSON string literal (``safe.script_json``), so it can end neither the string nor the script."""
+    data = safe.script_json(link)
     st.iframe(
         "<style>html,body{margin:0;overflow:hidden}button{font:14px sans-serif;padding:6px 12px;white-space:nowrap;"
         "border:1px solid #ccc;border-radius:8px;background:#fff;cursor:pointer}"

@@ -95,13 +95,18 @@ def map_controls() -> None:
 
 
 def fit_s(table: activations.TokenTable, occurrences: list[inputs.Occurrence]) -> None:
-    """Button callback: the s that best separates the labelled senses (``app.explore.fit``) into the sliders."""
+    """Button callback: the s that best separates the labelled senses (``app.explore.fit``) into the sliders, or,
+    when the labels cannot support a fit (``fit.unsupported``), a warning that says why, the weights unchanged."""
     layers = table.layers(bool(ss.get(keys.LAYER_NORM)))[:, table.rows(occurrences)]
     labels = [o.label for o in occurrences]
     try:
         fit = fm.fit_mix(layers, labels)
     except ValueError as err:
         ss[keys.WEIGHTS_MESSAGE] = ("warning", str(err))
+        return
+    refusal = fm.unsupported(fit, labels)  # labels that cannot support a fit: say so, keep the weights
+    if refusal:
+        ss[keys.WEIGHTS_MESSAGE] = ("warning", refusal)
         return
     w = widgets.set_layer_weights(ss, fm.weights_for_s(fit.s, keys.W_RANGE, keys.W_STEP))
     s_set = mixing.softmax(w)

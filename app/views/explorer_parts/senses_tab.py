@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from app.explore.clusters import CLEAR_SILHOUETTE, agreement, min_cluster_size
 from app.explore.frame import Frame
 from app.explore.text import plural
-from app.render import figures
+from app.render import figures, safe
 from app.render.display import kwic_table
 from app.render.words import cluster_groups, cluster_summary, occurrence_lines
 from app.session import keys
@@ -75,7 +73,7 @@ def senses_tab(frame: Frame, occurrences, table) -> None:
         "".join(
             f"<div style='margin-top:6px'><span style='display:inline-block;width:12px;height:12px;"
             f"border-radius:6px;background:{figures.cluster_colour(group.cluster)};margin-right:6px'></span>"
-            f"<b>{html.escape(group.name)}</b> · {plural(len(group.members), 'occurrence')}</div>"
+            f"<b>{safe.html_text(group.name)}</b> · {plural(len(group.members), 'occurrence')}</div>"
             + kwic_table(*occurrence_lines(occurrences, lines, group.members))
             for group in cluster_groups(found)
         )

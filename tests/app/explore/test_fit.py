@@ -239,3 +239,52 @@ def test_why_top_layer_only_looks_like_equal_weights_for_bank(default_bank):
         return np.sum((projections.procrustes_align(other, base) - base) ** 2) / np.sum((base - base.mean(0)) ** 2)
 
     assert moved((-5.0, -5.0, 5.0)) < 0.02 and moved((-5.0, 5.0, -5.0)) > 0.4
+
+
+# ---- labels that cannot support a fit --------------------------------------------------------------------------
+def test_mostly_one_occurrence_labels_keep_the_weights():
+    """Labels that mark one occurrence each are wrong in every mix: the grid's best was then reported as a fitted s
+    (pure layer 0 at chance). The page now says why and keeps the weights."""
+    layers = np.random.default_rng(0).normal(size=(3, 6, 24))
+    labels = ["a", "a", "b", "c", "d", "e"]
+    fit = fm.fit_mix(layers, labels)
+    assert fm.unsupported(fit, labels) == (
+        "Your labels do not support a fit, so the weights are unchanged: of your 5 labels, only one marks two "
+        "occurrences or more, and an occurrence whose label no other one carries is wrong in every mix. More "
+        "sentences per label help."
+    )
+    assert "none marks" in fm.unsupported(fm.fit_mix(layers[:, :4], ["a", "b", "c", "d"]), ["a", "b", "c", "d"])
+
+
+def test_a_fit_at_chance_keeps_the_weights():
+    """The fixture biLM's "bank": layer 0 never varies (one spelling), so every neighbour ties and it scores
+    chance; layers 1 and 2 put each "a" next to a "b". The best s was that layer alone, at chance, reported as a
+    fitted s; the nested score is no better than chance either."""
+    rng = np.random.default_rng(1)
+    pairs = np.repeat(8.0 * np.eye(24)[:6], 2, axis=0)  # occurrences 2k and 2k + 1 alike ...
+    layers = np.stack([np.ones((12, 24)), pairs + rng.normal(size=(12, 24)), pairs + rng.normal(size=(12, 24))])
+    labels = ["a", "b"] * 6  # ... and of different senses
+    fit = fm.fit_mix(layers, labels)
+    assert fit.layers[0] == pytest.approx(fit.chance) == pytest.approx(5 / 11)
+    assert fit.nested < fit.chance + fm.CHANCE_MARGIN
+    assert fm.unsupported(fit, labels).startswith(
+        f"Your labels do not support a fit, so the weights are unchanged: the fitted s scores "
+        f"{100 * fit.nested:.0f}% (chosen without each sentence in turn, then tested on it) over 12 labelled "
+        "occurrences, not 10 points above chance (45%)."
+    )
+    n = fm.NESTED_MAX + 2  # no nested score: the score itself
+    pairs = np.repeat(8.0 * np.eye(n // 2), 2, axis=0)
+    big = np.stack([np.ones((n, n // 2)), pairs + rng.normal(size=pairs.shape), pairs + rng.normal(size=pairs.shape)])
+    many = ["a", "b"] * (n // 2)
+    assert "the fitted s scores" in fm.unsupported(fm.fit_mix(big, many), many)
+
+
+@pytest.mark.parametrize("layer", [0, 1, 2])
+def test_labels_that_tell_the_senses_apart_are_fitted(layer):
+    layers, labels = senses_in(layer)
+    assert fm.unsupported(fm.fit_mix(layers, labels), labels) == ""
+
+
+def test_the_bank_example_with_the_default_model_is_fitted(default_bank):
+    layers, labels = default_bank
+    assert fm.unsupported(fm.fit_mix(layers, labels), labels) == ""

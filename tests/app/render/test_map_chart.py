@@ -89,7 +89,13 @@ def test_the_spec_keeps_hover_click_legend_title_grey_points_ring_and_equal_axes
     assert ring["encoding"]["shape"]["scale"] == {"domain": [map_spec.QUERY], "range": ["circle"]}
     assert layers[map_spec.OTHER]["mark"]["size"] == 30 and layers[map_spec.OCCURRENCE]["mark"]["size"] == 150
     # the title above, 16 px; the chart as wide as the page, 520 px high
-    assert spec["title"] == {"text": TITLE, "anchor": "start", "fontSize": 16, "fontWeight": "normal", "offset": 10}
+    assert spec["title"] == {
+        "text": map_spec.title_lines(TITLE, 16),
+        "anchor": "start",
+        "fontSize": 16,
+        "fontWeight": "normal",
+        "offset": 10,
+    }
     assert (spec["width"], spec["height"]) == ("container", 520)
     # one unit per pixel on both axes around the points' centre (x: -2..4, y: -1..9, the grey word included)
     x, y = spec["encoding"]["x"]["scale"], spec["encoding"]["y"]["scale"]

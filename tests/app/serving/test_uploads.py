@@ -210,3 +210,19 @@ def test_eight_uploads_at_once_never_hold_more_than_the_limit(monkeypatch, tmp_p
     with pytest.raises(ValueError, match=r"^bad.hdf5 \(with options.json\): 'CNN_proj/W_proj' is declared"):
         uploads.load_uploaded_model(FIXTURE_OPTIONS, crafted_weights(tmp_path, "unwritten"), "bad.hdf5", session="s0")
     assert registry.used_bytes == 0
+
+
+def test_an_uploaded_options_file_with_a_key_twice_is_refused_naming_it():
+    """The reported case in the app: the model loaded ("Loaded") with the residual connection off."""
+    from app.serving import uploads
+
+    text = (FIXTURE / "options.json").read_text()
+    twice = text.replace(
+        '"use_skip_connections": true,', '"use_skip_connections": true, "use_skip_connections": false,'
+    )
+    weights = (FIXTURE / "lm_weights.hdf5").read_bytes()
+    with pytest.raises(ValueError) as info:
+        uploads.load_uploaded_model(twice.encode(), weights, "lm_weights.hdf5", options_name="my_options.json")
+    assert str(info.value) == (
+        "my_options.json: the key 'use_skip_connections' appears twice in one object; give it once"
+    )
