@@ -81,20 +81,21 @@ def load_precomputed(path: str | Path | None = None, show_paths: bool = True) ->
 
     Args:
         show_paths: whether ``why`` may name the file's folder on the server (for a visitor: only where the
-            operator allows server paths); without, the file is named by its name alone.
+            operator allows server paths); without, neither the folder nor the file's name is shown.
     """
     path = Path(path) if path else results_path()
     if not path.is_file():
         return (
             None,
+            # a visitor gets no part of the path: an operator's file name can say as much as its folder
             f"No precomputed probe results at {path}."
             if show_paths
-            else f"No precomputed probe results ({path.name}) on this server.",
+            else "No precomputed probe results on this server.",
         )
     try:
         return probes.load_report(path), ""
     except (ValueError, OSError) as err:  # json.JSONDecodeError is a ValueError
-        why = str(err) if show_paths else hide_paths(str(err).replace(str(path), path.name))
+        why = str(err) if show_paths else hide_paths(str(err).replace(str(path), "the results file"))
         return None, f"Could not read the precomputed probe results ({why})."
 
 

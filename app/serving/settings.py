@@ -58,6 +58,8 @@ PATH_SETTINGS = (
     "ELMO_EXPLORER_REFERENCE",
     "ELMO_EXPLORER_PROBES",
     "ELMO_DATA_DIR",
+    "ELMO_WORDNET_DIR",
+    "ELMO_BROWN_DIR",
     "NUMBA_CACHE_DIR",
 )
 CACHE_WORDS = "the server's model cache"

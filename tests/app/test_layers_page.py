@@ -193,14 +193,15 @@ def test_missing_probe_data_never_shows_the_servers_folders_to_a_visitor(monkeyp
     folder = tmp_path / "secret-folder"
     monkeypatch.setenv("ELMO_WORDNET_DIR", str(folder))
     monkeypatch.setenv("ELMO_BROWN_DIR", str(folder))
-    monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(folder / "probes.json"))
+    monkeypatch.setenv("ELMO_EXPLORER_PROBES", str(folder / "secret-results.json"))  # a name that says too much
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
     no_errors(at)
     text = _everything_shown(at)
     assert ("secret-folder" in text) == allowed and ("/usr/share/wordnet" in text) == allowed
+    assert ("secret-results" in text) == allowed
     if not allowed:
         assert str(tmp_path) not in text and str(ROOT) not in text
-        assert "No precomputed probe results (probes.json) on this server. No probe results for this model yet" in text
+        assert "No precomputed probe results on this server. No probe results for this model yet" in text
         assert (
             "- WordNet not found on this server: install it with `apt-get install -y wordnet-base` "
             "(Debian/Ubuntu), or run `python -m elmo_core probe --prepare`"

@@ -28,14 +28,17 @@ def marked(app_env, monkeypatch, tmp_path, fresh_caches):
     is not cached (the server starts on the default and says why, with the command that fetches it)."""
     root = tmp_path / MARKER
     root.mkdir()
-    (root / "probes.json").write_text("{ not json", encoding="utf-8")
+    results = root / f"{MARKER}-probes.json"  # the file's own name carries the marker too
+    results.write_text("{ not json", encoding="utf-8")
     with Mirror({}) as mirror:
         for name, value in {
             "ELMO_CORE_CACHE": root / "cache",
             "ELMO_CORE_BASE_URL": f"{mirror.url}{MARKER}/",
             "ELMO_EXPLORER_REFERENCE": root / "reference",
             "ELMO_DATA_DIR": root / "data",
-            "ELMO_EXPLORER_PROBES": root / "probes.json",
+            "ELMO_EXPLORER_PROBES": results,
+            "ELMO_WORDNET_DIR": root / "wordnet",
+            "ELMO_BROWN_DIR": root / "brown",
             "NUMBA_CACHE_DIR": root / "numba",
             "ELMO_EXPLORER_MODEL": "small",
             "ELMO_EXPLORER_ALLOW_DOWNLOADS": "1",
