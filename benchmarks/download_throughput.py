@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from elmo_core.model import published as store
+from elmo_core.model import published_table as table
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
 from elmo_core.model.download import Policy, fetch
@@ -34,7 +35,7 @@ from elmo_core.model.elmo_hdf5 import export_elmo_hdf5
 from tests.mirror import Mirror
 
 
-def published_options(model: store.PublishedModel) -> dict:
+def published_options(model: table.PublishedModel) -> dict:
     """The published options.json of ``model`` (docs/ELMO_SPEC.md 1.3)."""
     return {
         "lstm": {
@@ -58,13 +59,13 @@ def published_options(model: store.PublishedModel) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="original", choices=list(store.PUBLISHED))
+    parser.add_argument("--model", default="original", choices=list(table.PUBLISHED))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--dir", type=Path, default=None, help="scratch folder on the disk to measure (default: a temporary one)"
     )
     args = parser.parse_args()
-    model = store.PUBLISHED[args.model]
+    model = table.PUBLISHED[args.model]
     scratch = Path(tempfile.mkdtemp(prefix="elmo-dl-", dir=args.dir))
     try:
         import json
@@ -84,7 +85,7 @@ def main() -> None:
             # h5py lays out a few metadata bytes differently from the file TensorFlow wrote: check this
             # file's own size instead, so that the size check still runs
             print(f"  (the published file has {model.weights_bytes:,}; the size check uses this file's)")
-            store.PUBLISHED[model.name] = dataclasses.replace(model, weights_bytes=size)
+            table.PUBLISHED[model.name] = dataclasses.replace(model, weights_bytes=size)
         paths = model.paths()
         rows: dict[str, list[float]] = {"disk write": [], "fetch": [], "download()": []}
         with Mirror({paths["options.json"]: options, paths["weights.hdf5"]: weights}) as mirror:

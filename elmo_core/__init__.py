@@ -33,16 +33,14 @@ from elmo_core.model.mix import Elmo, ScalarMix
 
 # the published AllenNLP models: the table, the local cache, the download
 from elmo_core.model.published import (
-    PUBLISHED,
     CacheEntry,
-    PublishedModel,
     cache_entry,
     cached_files,
     download,
     download_command,
     mismatch_note,
-    published_model,
 )
+from elmo_core.model.published_table import PUBLISHED, PublishedModel, published_model
 from elmo_core.model.weights import (
     CHECKPOINT_OPTIONS,
     load_bilm_from_bytes,

@@ -6,7 +6,8 @@ For each example set, with the default model, at equal weights: the automatic nu
 29 (best silhouette over 2..6, clusters of any size) and now (``app.explore.clusters.discover``: clusters of at least
 ``min_cluster_size``, "no clear clusters" below a silhouette of ``CLEAR_SILHOUETTE``), each with its cluster sizes
 and adjusted Rand index against the set's labels; then ``app.explore.fit.fit_mix``: the fitted s, its leave-one-out
-1-NN accuracy, equal weights', each layer's alone and the nested score; and the page's note on the layers.
+1-NN accuracy, equal weights', each layer's alone and the nested score; and the page's note on the layers
+(``app.explore.weight_effect.weight_note``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def main() -> None:
     from app.explore import activations, inputs, mixing
     from app.explore import clusters as cl
     from app.explore import fit as fm
+    from app.explore import weight_effect as we
     from app.explore.examples import EXAMPLE_SETS
     from elmo_core import Embedder
 
@@ -59,7 +61,7 @@ def main() -> None:
             f"alone {' / '.join(f'{v:.3f}' for v in fit.layers)}, chance {fit.chance:.3f}; "
             f"{fit.tied} of {fit.tried} weightings tie"
         )
-        print(f"  note: {fm.weight_note(fm.layer_effect(layers)) or '(none)'}")
+        print(f"  note: {we.weight_note(we.layer_effect(layers)) or '(none)'}")
 
 
 if __name__ == "__main__":

@@ -155,7 +155,7 @@ def main() -> None:
     import argparse
     from pathlib import Path
 
-    from elmo_core.model.published import PUBLISHED
+    from elmo_core.model.published_table import PUBLISHED
 
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8765)

@@ -282,6 +282,19 @@ def suggest_word(lines: Sequence[Line], fold_case: bool = True) -> str | None:
     return counts[0][0] if counts else None
 
 
+def map_word(lines: Sequence[Line], fold_case: bool = True, min_count: int = 2) -> str | None:
+    """The word a sentence set is about, among the non-stopwords that occur at least ``min_count`` times: with
+    sense labels, the one in the most labelled lines (then the most frequent), else the most frequent; ties
+    alphabetical. None when no such word occurs that often."""
+    fold = str.casefold if fold_case else str
+    counts = word_counts(lines, fold_case)
+    labelled = Counter(w for line in lines if line.label for w in {fold(t) for t in line.tokens if is_wordlike(t)})
+    frequent = [(w, n) for w, n in counts if n >= min_count and w.casefold() not in _STOPWORDS]
+    if not frequent:
+        return None
+    return min(frequent, key=lambda wn: (-labelled[wn[0]], -wn[1], wn[0]))[0]
+
+
 def spellings(occurrences: Sequence[Occurrence]) -> list[str]:
     """The distinct spellings of the occurrences as written, most frequent first ("Spring", "spring")."""
     counts = Counter(o.token for o in occurrences)

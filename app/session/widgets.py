@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from app.explore import inputs, mixing
 from app.explore.controls import DEFAULT, Controls
 from app.explore.probes import weights_for_explorer
+from app.explore.projections import MIN_POINTS_FOR_MAP
 from app.explore.text import visible
 from app.render.safe import md
 from app.session.keys import (
@@ -28,6 +29,7 @@ from app.session.keys import (
     COLOR_SET,
     COMPARE_A,
     COMPARE_B,
+    INFLECTIONS,
     KEPT,
     LAST,
     LINK_NOTES,
@@ -144,32 +146,51 @@ def pick_word(state: MutableMapping, counts: Mapping[str, int], lines: Sequence[
     ``explore.word_counts`` groups them); returns a note for the user ("" when there is none to give).
 
     A word asked for (typed, or from a link) that occurs is kept (folded when ``fold_case``); asked in one case
-    and written in another with exact case, its most frequent spelling here. Otherwise the most frequent word
-    (``explore.suggest_word``), with a calm note only when the word came from the session's link (its first
-    text).
+    and written in another with exact case, its most frequent spelling here. Except after the text changed
+    (a new set pasted, typed or uploaded), when the word had a map in the last text and now occurs too rarely
+    for one (``projections.MIN_POINTS_FOR_MAP``, counted as the map counts, inflections included when asked):
+    then the set's own word (``explore.map_word``: the one its labels are about, else the most frequent), when
+    one has a map. A word without a map that the user picked stays through edits, and a link's word is kept
+    on the session's first text. A word that does not occur gives way to the set's own word that has a map
+    (after a text change), else the most frequent (``explore.suggest_word``), with a calm note only when the
+    word came from the session's link (its first text).
     """
     asked = state.get(WORD)
     text = state.get(SENTENCES) or ""
-    first_text = state.get(private("word_text")) is None
+    last_text = state.get(private("word_text"))
+    first_text = last_text is None
+    new_text = not first_text and last_text != text
     state[private("word_text")] = text
+    had_map = bool(state.get(private("word_mapped")))
     note = ""
+    word = None
     if isinstance(asked, str) and asked.strip():
         wanted = asked.strip().casefold() if fold_case else asked.strip()
-        if wanted in counts:
-            state[WORD] = wanted
-            return ""
         folded = asked.strip().casefold()
-        if not fold_case and folded in {w.casefold() for w in counts}:
-            state[WORD] = next(w for w in counts if w.casefold() == folded)
-            return ""
-    suggested = inputs.suggest_word(lines, fold_case)
-    if isinstance(asked, str) and asked.strip() and first_text:
-        note = (
-            f"The link's word “{md(visible(asked))}” does not occur in these sentences; showing "
-            f"“{md(suggested)}”, the most frequent word here."
+        if wanted in counts:
+            word = wanted
+        elif not fold_case and folded in {w.casefold() for w in counts}:
+            word = next(w for w in counts if w.casefold() == folded)
+    if word is not None and new_text and had_map and not _has_map(state, lines, word, fold_case):
+        word = inputs.map_word(lines, fold_case, MIN_POINTS_FOR_MAP) or word
+    if word is None:
+        word = (inputs.map_word(lines, fold_case, MIN_POINTS_FOR_MAP) if new_text else None) or inputs.suggest_word(
+            lines, fold_case
         )
-    state[WORD] = suggested
+        if isinstance(asked, str) and asked.strip() and first_text:
+            note = (
+                f"The link's word “{md(visible(asked))}” does not occur in these sentences; showing "
+                f"“{md(word)}”, the most frequent word here."
+            )
+    state[WORD] = word
+    state[private("word_mapped")] = _has_map(state, lines, word, fold_case)
     return note
+
+
+def _has_map(state: Mapping, lines: Sequence[inputs.Line], word: str, fold_case: bool) -> bool:
+    """Whether ``word`` occurs often enough in ``lines`` for a map, counted as the page counts its occurrences."""
+    found = inputs.find_occurrences(lines, word, bool(state.get(INFLECTIONS)), fold_case)
+    return len(found) >= MIN_POINTS_FOR_MAP
 
 
 def init_widgets(state: MutableMapping, num_layers: int) -> None:

@@ -28,7 +28,7 @@ def load_embedder(args) -> Embedder:
 def named_model(name: str, device) -> Embedder:
     """A bundled model ("default", "lm-only") or a published one from the cache (never downloads)."""
     from elmo_core.model.embedder import Embedder
-    from elmo_core.model.published import PUBLISHED
+    from elmo_core.model.published_table import PUBLISHED
     from elmo_core.paths import BUNDLED_MODELS
 
     if name in BUNDLED_MODELS:

@@ -18,6 +18,7 @@ def _human_bytes(n: int) -> str:
 def cmd_download(args) -> int:
     """``python -m elmo_core download NAME``: fetch a published model into the cache (see elmo_core.model.published)."""
     from elmo_core.model import published as store
+    from elmo_core.model import published_table as table
     from elmo_core.model.download import DownloadError, Policy
 
     cache = store.resolve_cache_dir(args.cache_dir)
@@ -25,7 +26,7 @@ def cmd_download(args) -> int:
         raise ValueError("give --verify (rehash what is cached) or --force (download again), not both")
     if args.list:
         try:
-            listed = [store.published_model(n) for n in args.names] or list(store.PUBLISHED.values())
+            listed = [table.published_model(n) for n in args.names] or list(table.PUBLISHED.values())
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
         print(
@@ -47,7 +48,7 @@ def cmd_download(args) -> int:
                 f"{('' if exact else '~') + size:>10}  {state}"
             )
         print(f"\ncache folder: {cache}  (--cache-dir or ELMO_CORE_CACHE to change it)")
-        print(f"base URL:     {store.resolve_base_url(args.base_url)}  (--base-url or ELMO_CORE_BASE_URL)")
+        print(f"base URL:     {table.resolve_base_url(args.base_url)}  (--base-url or ELMO_CORE_BASE_URL)")
         print("~: 4 bytes per parameter (the exact size is known once downloaded); sizes in MB of 10^6 bytes")
         return 0
     if not args.names:
@@ -55,7 +56,7 @@ def cmd_download(args) -> int:
     names = []
     for name in args.names:
         try:
-            names.append(store.published_model(name).name)
+            names.append(table.published_model(name).name)
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
     if args.verify:
@@ -111,7 +112,7 @@ def cmd_download(args) -> int:
             )
             return 1
         except KeyboardInterrupt:
-            part = entry.folder / (store.WEIGHTS + ".part")
+            part = entry.folder / (table.WEIGHTS + ".part")
             kept = (
                 f"; the {part.stat().st_size:,} bytes received are kept and the next download resumes them"
                 if part.is_file() and part.stat().st_size

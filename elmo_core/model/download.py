@@ -8,7 +8,8 @@ timeout, a truncated file cached and failing later, two processes writing one fi
 * the body streams into ``NAME.part`` beside the destination; after a dropped connection, or in a later
   process, the download resumes from the part's length with an HTTP ``Range`` request and ``If-Range``; the
   rest is kept only from a 206 that starts at that length, gives the same total length and the same strong
-  validator, else the download starts over from byte 0 and says so: two versions are never spliced;
+  validator, else the download starts over from byte 0 and says so: two versions are never spliced (the part's
+  record and the judgement of the answer: ``elmo_core.model.download_resume``);
 * the length is checked against ``Content-Length`` / ``Content-Range`` (and against a size known in advance),
   then the caller's ``validate`` runs on the complete part, and only then is it renamed into place
   (``os.replace``: atomic on one file system). A file that fails any check never appears under its name.
@@ -20,7 +21,6 @@ between processes is the caller's (``elmo_core.model.published`` holds one lock 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import time
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from elmo_core.model.strict_json import loads_strict
+from elmo_core.model.download_resume import read_record, record_path, resume_refusal, write_record
 
 # Bytes per network read. A dropped connection loses the read in progress (urllib3 raises before yielding
 # it), so a resume repeats at most this much; at 64 KiB the per-read Python cost is still far below the
@@ -77,20 +77,6 @@ def sha256_of(path: str | Path) -> str:
 
 class _Retry(Exception):
     """One attempt failed in a way a retry may mend (dropped connection, timeout, 5xx, short body)."""
-
-
-def _part_meta(part: Path) -> Path:
-    return part.with_name(part.name + ".json")
-
-
-def _validator_of(response) -> tuple[str | None, str | None]:
-    """What ``If-Range`` may name for this response and its kind: a strong ETag ("etag"), else Last-Modified
-    ("last-modified") (RFC 9110 13.1.5); (None, None) when it has neither."""
-    etag = response.headers.get("ETag")
-    if etag and not etag.startswith("W/"):
-        return etag, "etag"
-    modified = response.headers.get("Last-Modified")
-    return (modified, "last-modified") if modified else (None, None)
 
 
 def _span_of(response) -> tuple[int, int | None]:
@@ -207,10 +193,10 @@ def fetch(
                 validate(part)
             except ValueError as exc:
                 part.unlink(missing_ok=True)
-                _part_meta(part).unlink(missing_ok=True)
+                record_path(part).unlink(missing_ok=True)
                 raise DownloadError(f"the downloaded file was refused: {exc}", url) from None
         os.replace(part, destination)
-        _part_meta(part).unlink(missing_ok=True)
+        record_path(part).unlink(missing_ok=True)
         return destination
     finally:
         if own_session:
@@ -262,7 +248,7 @@ def _attempt(session, url: str, part: Path, *args) -> None:
         _request(session, url, part, *args)
     except _Restart as why:
         part.unlink(missing_ok=True)
-        _part_meta(part).unlink(missing_ok=True)
+        record_path(part).unlink(missing_ok=True)
         if args[-1] is not None:
             args[-1](f"{why}; starting over from byte 0")
         _request(session, url, part, *args)
@@ -270,19 +256,6 @@ def _attempt(session, url: str, part: Path, *args) -> None:
 
 class _Restart(Exception):
     """The answer to a resume did not prove it continues the part's file: fetch the whole file again."""
-
-
-def _same_validator(record: dict, response) -> str | None:
-    """None when the 206 carries the strong validator the resume sent in If-Range, else why not."""
-    sent = record["validator"]
-    kind = record.get("kind") or ("etag" if sent.startswith(('"', "W/")) else "last-modified")
-    header = "ETag" if kind == "etag" else "Last-Modified"
-    now = response.headers.get(header)
-    if now is None:
-        return f"the server's answer to the resume carries no {header}"
-    if kind == "etag" and now.startswith("W/"):
-        return f"the server's answer to the resume carries a weak ETag {now}, which cannot prove the same file"
-    return None if now == sent else f"the server's file changed (its {header} is now {now}, not {sent})"
 
 
 def _html_refusal(first: bytes, response) -> str | None:
@@ -305,20 +278,17 @@ def _request(session, url: str, part: Path, expected_size: int | None, policy: P
     length and carries the same strong validator (raises _Restart otherwise). Raises _Retry, _Restart,
     DownloadError, requests' exceptions, OSError."""
     offset = part.stat().st_size if part.exists() else 0
-    meta = _part_meta(part)
     headers = {"Accept-Encoding": "identity"}  # the length we check is the file's, not a compressed body's
-    record: dict = {}  # what the part's meta file says of its server's file
+    record: dict = {}  # what the part's record says of its server's file
     if offset:
-        try:
-            record = loads_strict(meta.read_text(), str(meta))
-        except (OSError, ValueError):
-            record = {}
-        if not isinstance(record, dict) or record.get("url") != url or not record.get("validator"):
+        found = read_record(part, url)
+        if found is None:
             # Without the server's validator for this very URL a resume could splice two versions of the
             # file (another mirror, a file changed since): start over.
             part.unlink()
             offset = 0
         else:
+            record = found
             headers["Range"] = f"bytes={offset}-"
             headers["If-Range"] = record["validator"]
     with session.get(
@@ -342,17 +312,14 @@ def _request(session, url: str, part: Path, expected_size: int | None, policy: P
             offset = 0
             if notice is not None:
                 notice("the server sent the whole file instead of the rest; starting over from byte 0")
-        start, total = _span_of(response)
+        try:
+            start, total = _span_of(response)
+        except DownloadError as err:
+            if not (status == 206 and offset):
+                raise
+            raise _Restart(str(err)) from None  # a resume that cannot be read proves nothing: the whole file again
         if status == 206 and offset:
-            known = record.get("total") if isinstance(record.get("total"), int) else expected_size
-            if start != offset:
-                raise _Restart(f"the server resumed at byte {start:,}, not at {offset:,} as asked")
-            if known is None:
-                raise _Restart("the partial file's whole length is unknown, so the resume cannot be checked")
-            if total != known:
-                length = "of unknown length" if total is None else f"{total:,} bytes"
-                raise _Restart(f"the server's file is now {length}, not {known:,} bytes")
-            why = _same_validator(record, response)
+            why = resume_refusal(record, response, offset, start, total, expected_size)
             if why is not None:
                 raise _Restart(why)
         elif status == 206 and start != 0:
@@ -364,8 +331,7 @@ def _request(session, url: str, part: Path, expected_size: int | None, policy: P
                 url,
             )
         total = total if total is not None else expected_size
-        validator, kind = _validator_of(response)
-        meta.write_text(json.dumps({"url": url, "validator": validator, "kind": kind, "total": total}))
+        write_record(part, url, response, total)
         done = offset
         with open(part, "r+b" if offset else "wb") as out:
             out.seek(offset)
@@ -375,7 +341,7 @@ def _request(session, url: str, part: Path, expected_size: int | None, policy: P
                     refusal = None if done or not block else _html_refusal(block, response)
                     if refusal is not None:
                         part.unlink(missing_ok=True)
-                        meta.unlink(missing_ok=True)
+                        record_path(part).unlink(missing_ok=True)
                         raise DownloadError(refusal, url)
                     out.write(block)
                     done += len(block)

@@ -155,7 +155,7 @@ class Embedder:
         base_url: str | None = None,
         progress=None,
     ) -> Embedder:
-        """A published ELMo model (``elmo_core.model.published.PUBLISHED``: "small", "medium", "original",
+        """A published ELMo model (``elmo_core.model.published_table.PUBLISHED``: "small", "medium", "original",
         "original-5.5b") from the local cache, without touching the network unless ``download=True``.
 
         Args:
@@ -174,12 +174,13 @@ class Embedder:
             elmo_core.model.download.DownloadError: ``download=True`` and the download failed.
         """
         from elmo_core.model import published as store
+        from elmo_core.model import published_table as table
 
         if download:
             store.download(name, cache_dir, base_url, progress=progress)
         options_file, weights_file = store.cached_files(name, cache_dir, base_url)
         embedder = cls.from_elmo_files(options_file, weights_file, device, stateful, dtype)
-        embedder.name = store.published_model(name).name
+        embedder.name = table.published_model(name).name
         return embedder
 
     @classmethod

@@ -1,10 +1,7 @@
-"""The published English ELMo models: their table, the local cache that holds them, and getting them into it.
+"""The published English ELMo models: the local cache that holds them, and getting them into it.
 
-The table (``PUBLISHED``) is the one place that names them: where AllenNLP publishes each model's
-``options.json`` and ``weights.hdf5`` and what the model is (docs/ELMO_SPEC.md section 1.2). The files
-themselves define the model: a downloaded ``options.json`` is read like any other, and the table's figures
-are what the user is shown and a check that the right file arrived (its parameter count, and the weights'
-size where it is known).
+Which models there are, and where each one's files are published, is the table's
+(``elmo_core.model.published_table``: ``PUBLISHED``, ``published_model``, ``resolve_base_url``).
 
 The cache: ``CACHE/NAME/options.json``, ``CACHE/NAME/weights.hdf5`` and ``CACHE/NAME/manifest.json`` (each
 file's bytes, sha256 and source URL, written only after both files passed every check). CACHE is the
@@ -27,80 +24,18 @@ from pathlib import Path
 from elmo_core.model.config import BiLMConfig
 from elmo_core.model.download import DownloadError, Policy, fetch, sha256_of
 from elmo_core.model.elmo_hdf5 import check_elmo_files
+from elmo_core.model.published_table import (
+    DEFAULT_BASE_URL,
+    OPTIONS,
+    WEIGHTS,
+    PublishedModel,
+    published_model,
+    resolve_base_url,
+)
 from elmo_core.model.strict_json import loads_strict
 
-DEFAULT_BASE_URL = "https://allennlp.s3.amazonaws.com/models/elmo/"
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "elmo-core-cache/1"
-OPTIONS = "options.json"
-WEIGHTS = "weights.hdf5"
-
-
-@dataclass(frozen=True)
-class PublishedModel:
-    """One published model. ``stem`` is its folder and file stem under the base URL; parameters counts
-    every weight of the biLM (char table, CNN, highways, projection, LSTMs: ELMO_SPEC.md 1.2);
-    ``weights_bytes`` is the size of weights.hdf5 where it is known, checked before a byte is kept."""
-
-    name: str
-    title: str
-    stem: str
-    parameters: int
-    lstm_dim: int
-    projection_dim: int
-    highway: int
-    trained_on: str
-    weights_bytes: int | None = None
-
-    def paths(self) -> dict[str, str]:
-        """{cache file name: path under the base URL}, in the published layout."""
-        return {
-            OPTIONS: f"{self.stem}/elmo_{self.stem}_options.json",
-            WEIGHTS: f"{self.stem}/elmo_{self.stem}_weights.hdf5",
-        }
-
-    def urls(self, base_url: str | None = None) -> dict[str, str]:
-        """{cache file name: URL} under ``base_url`` (default: ``resolve_base_url``)."""
-        base = resolve_base_url(base_url)
-        return {file: base + path for file, path in self.paths().items()}
-
-    @property
-    def architecture(self) -> str:
-        """One line: "2-layer biLSTM 4096/512, 2 highway" (cell size / projection = output per direction)."""
-        return f"2-layer biLSTM {self.lstm_dim}/{self.projection_dim}, {self.highway} highway"
-
-    @property
-    def approx_bytes(self) -> int:
-        """The weights' size: exact where known, else 4 bytes per parameter (float32), which is what an
-        HDF5 file of this layout holds apart from a few kB of metadata."""
-        return self.weights_bytes if self.weights_bytes is not None else 4 * self.parameters
-
-
-_WMT = "1B Word Benchmark (about 800M tokens of news)"
-_WIKI_NEWS = "Wikipedia and WMT 2008-2012 news crawl (5.5B tokens)"
-_4096 = (93_600_848, 4096, 512, 2)  # parameters, LSTM cell, projection, highway layers of the original size
-PUBLISHED: dict[str, PublishedModel] = {
-    m.name: m
-    for m in (
-        PublishedModel("small", "Small", "2x1024_128_2048cnn_1xhighway", 13_593_296, 1024, 128, 1, _WMT),
-        PublishedModel("medium", "Medium", "2x2048_256_2048cnn_1xhighway", 28_027_728, 2048, 256, 1, _WMT),
-        PublishedModel("original", "Original", "2x4096_512_2048cnn_2xhighway", *_4096, _WMT, 374_434_792),
-        PublishedModel("original-5.5b", "Original (5.5B)", "2x4096_512_2048cnn_2xhighway_5.5B", *_4096, _WIKI_NEWS),
-    )
-}
-
-
-def published_model(name: str) -> PublishedModel:
-    """The table's entry for ``name`` (case-insensitive).
-    Raises: KeyError: an unknown name; the message lists the known ones and the nearest."""
-    import difflib
-
-    key = str(name).strip().lower()
-    if key in PUBLISHED:
-        return PUBLISHED[key]
-    near = difflib.get_close_matches(key, PUBLISHED, n=1)
-    hint = f" (did you mean '{near[0]}'?)" if near else ""
-    raise KeyError(f"no published ELMo model '{name}'{hint}; the published models are {', '.join(PUBLISHED)}")
 
 
 def resolve_cache_dir(cache_dir: str | Path | None = None) -> Path:
@@ -113,23 +48,6 @@ def resolve_cache_dir(cache_dir: str | Path | None = None) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("elmo-core", appauthor=False))
-
-
-def resolve_base_url(base_url: str | None = None) -> str:
-    """The base URL of the published layout: ``base_url``, else ``$ELMO_CORE_BASE_URL``, else AllenNLP's,
-    always ending in "/". Raises: ValueError: not an http(s) URL, or one without a host name."""
-    from urllib.parse import urlsplit
-
-    base = base_url or os.environ.get("ELMO_CORE_BASE_URL") or DEFAULT_BASE_URL
-    if not base.lower().startswith(("http://", "https://")):
-        raise ValueError(f"the base URL must start with http:// or https://, got {base!r}")
-    try:
-        host = urlsplit(base).hostname
-    except ValueError:  # a malformed port or IPv6 address
-        host = None
-    if not host:
-        raise ValueError(f"the base URL {base!r} names no host; give one such as https://mirror.example.org/elmo/")
-    return base if base.endswith("/") else base + "/"
 
 
 @dataclass(frozen=True)
@@ -306,10 +224,11 @@ def download(
     """Put a published model into the cache, unless it is already there (then nothing is fetched).
 
     Steps, under a lock on the model's folder (``filelock``) so that several processes end with one good
-    copy (a second one waits, then finds the model cached): options.json is fetched and must be a readable options
-    file (it defines the model; ``mismatch_note`` tells when it is not the table's size); weights.hdf5 is streamed (timeouts, retries, resume, length check: ``download.fetch``)
-    and checked against those options, every dataset read (``elmo_hdf5.check_elmo_files``); only then are the
-    files renamed into place and the manifest (sizes, sha256, URLs) written.
+    copy (a second one waits, then finds the model cached): options.json is fetched and must be a readable
+    options file (it defines the model; ``mismatch_note`` tells when it is not the table's size); weights.hdf5 is
+    streamed (timeouts, retries, resume, length check: ``download.fetch``) and checked against those options,
+    every dataset read (``elmo_hdf5.check_elmo_files``); only then are the files renamed into place and the
+    manifest (sizes, sha256, URLs) written.
 
     Args:
         force: fetch again even when the cache holds the model (a damaged copy is always fetched again).

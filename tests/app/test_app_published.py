@@ -23,6 +23,7 @@ from app.serving import downloads as downloads_module
 from app.serving import limits, memory, models, published, settings
 from app.session import keys
 from elmo_core.model import published as store
+from elmo_core.model import published_table as table
 from elmo_core.model.download import Policy
 from tests.conftest import ALLENNLP, ROOT, frame_of, no_errors, start_app
 from tests.mirror import Mirror
@@ -37,7 +38,7 @@ def mirror():
     """The reference test model under small's and medium's published paths."""
     files = {}
     for name in ("small", "medium"):
-        paths = store.PUBLISHED[name].paths()
+        paths = table.PUBLISHED[name].paths()
         files[paths["options.json"]] = (ALLENNLP / "options.json").read_bytes()
         files[paths["weights.hdf5"]] = (ALLENNLP / "lm_weights.hdf5").read_bytes()
     with Mirror(files) as m:
@@ -60,7 +61,7 @@ def cache(name: str) -> None:
 
 
 def requests_for(mirror: Mirror, name: str) -> list[str]:
-    paths = set(store.PUBLISHED[name].paths().values())
+    paths = set(table.PUBLISHED[name].paths().values())
     return [r.path for r in mirror.requests if r.path in paths]
 
 
@@ -109,7 +110,7 @@ def test_the_panel_lists_the_published_models_and_downloads_are_off_by_default(e
         ), name
     # the command names this server's cache and mirror, so that it fills the cache the server reads
     assert store.download_command("medium").endswith(
-        f"--cache-dir {store.resolve_cache_dir()} --base-url {store.resolve_base_url()}"
+        f"--cache-dir {store.resolve_cache_dir()} --base-url {table.resolve_base_url()}"
     )  # the page says which without naming the server's folder or mirror (tests/app/test_server_paths.py)
     assert visitor_command("medium").endswith("--cache-dir the server's model cache --base-url the server's mirror")
     assert "Downloading from this page is off on this server" in text
@@ -150,7 +151,7 @@ def test_the_download_button_runs_in_the_background_once_for_every_session(env, 
         assert list(at.radio(key="bundled_model").options) == ["default", "lm-only", "medium"]
         assert "Downloaded: pick “medium” under Model above." in sidebar_text(at)
         assert not at.sidebar.progress
-    assert sorted(requests_for(env, "medium")) == sorted(store.PUBLISHED["medium"].paths().values())  # once each
+    assert sorted(requests_for(env, "medium")) == sorted(table.PUBLISHED["medium"].paths().values())  # once each
     assert store.cache_entry("medium").state == "cached"
 
 
@@ -158,7 +159,7 @@ def test_a_failed_download_says_why_in_one_line(env, monkeypatch):
     from tests.mirror import Fault
 
     monkeypatch.setenv("ELMO_EXPLORER_ALLOW_DOWNLOADS", "1")
-    env.add_fault(store.PUBLISHED["medium"].paths()["options.json"], Fault("status", status=404))
+    env.add_fault(table.PUBLISHED["medium"].paths()["options.json"], Fault("status", status=404))
     at = start()
     at.button(key="download_medium").click().run()
     assert published.downloads().wait("medium", 60).error
@@ -378,7 +379,7 @@ def test_make_app_with_a_model_downloads_it_first_and_without_one_is_unchanged()
 
     plain = dry()
     assert "elmo_core download" not in plain and "ELMO_EXPLORER_MODEL" not in plain
-    assert plain.strip().startswith(".venv/bin/python -m streamlit run app/streamlit_app.py --server.port 8501")
+    assert plain.strip().startswith(".venv/bin/python -m app.launch --server.port 8501")
     named = dry("MODEL=original")
     assert '.venv/bin/python -m elmo_core download "original"' in named
-    assert 'ELMO_EXPLORER_MODEL="original" .venv/bin/python -m streamlit run' in named
+    assert 'ELMO_EXPLORER_MODEL="original" .venv/bin/python -m app.launch' in named

@@ -10,6 +10,7 @@ import pytest
 
 from app.explore import fit as fm
 from app.explore import mixing
+from app.explore import weight_effect as we
 from app.render.safe import shown
 from app.session import keys, link
 from tests.conftest import frame_of, no_errors, start_app
@@ -111,13 +112,13 @@ def test_the_page_says_why_a_weight_moves_the_map_little(monkeypatch):
     at = start_app(ex="bank", word="bank")
     no_errors(at)
     layers, _ = page_layers(at)
-    effect = fm.layer_effect(layers)
-    assert fm.weight_note(effect) == ""  # the fixture's layer 2 is 1.6 times as long as layer 1: nothing to say
+    effect = we.layer_effect(layers)
+    assert we.weight_note(effect) == ""  # the fixture's layer 2 is 1.6 times as long as layer 1: nothing to say
     assert not [c for c in at.caption if "moves the map little" in c.value]
-    monkeypatch.setattr(fm, "LONGER", 1.5)
+    monkeypatch.setattr(we, "LONGER", 1.5)
     at = start_app(ex="bank", word="bank")  # a new session (the note is kept while the occurrences stay)
     no_errors(at)
-    note = fm.weight_note(effect)
+    note = we.weight_note(effect)
     assert note.startswith("Layer 2's vectors are 1.6× as long as the others' here")
     assert [shown(c.value) for c in at.caption if "moves the map little" in c.value] == [note]
     at.checkbox(key=keys.LAYER_NORM).check().run()  # layer-normed layers: no length to blame

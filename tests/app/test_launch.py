@@ -12,6 +12,7 @@ from app import launch
 
 def test_the_console_script_runs_the_packaged_entry_script(monkeypatch):
     seen = []
+    monkeypatch.setattr("app.serving.warm_start.start", lambda modules: None)  # no model loaded here
     monkeypatch.setattr("streamlit.web.cli.main", lambda: seen.append(list(sys.argv)) or 0)
     monkeypatch.setattr(sys, "argv", ["elmo-explorer", "--server.port", "8700"])
     assert launch.main() == 0

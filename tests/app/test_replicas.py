@@ -57,12 +57,12 @@ REPLICA_OF_PAGE_JS = "return await fetch('/_stcore/health').then(r => r.headers.
 def read_only_cache(tmp_path):
     """A model cache holding the fixture biLM as the published "small" (fetched from a local mirror, as
     ``python -m elmo_core download small`` would), then made read-only; its permissions are given back after."""
-    from elmo_core.model import published
+    from elmo_core.model import published, published_table
     from elmo_core.model.download import Policy
     from tests.mirror import Mirror
 
     cache = tmp_path / "models"
-    paths = published.PUBLISHED["small"].paths()
+    paths = published_table.PUBLISHED["small"].paths()
     files = {
         paths["options.json"]: (ALLENNLP / "options.json").read_bytes(),
         paths["weights.hdf5"]: (ALLENNLP / "lm_weights.hdf5").read_bytes(),

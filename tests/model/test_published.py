@@ -1,4 +1,4 @@
-"""The published models' table, cache, download command and ``Embedder.published``, against a local mirror
+"""The published models' cache, download command and ``Embedder.published``, against a local mirror
 that serves the reference test model in the published layout. Nothing here leaves 127.0.0.1."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from elmo_core import Embedder
 from elmo_core.model import published as store
-from elmo_core.model.config import BiLMConfig
+from elmo_core.model import published_table as table
 from elmo_core.model.download import DownloadError, Policy
 from tests.conftest import FIXTURES
 from tests.mirror import Fault, Mirror
@@ -30,7 +30,7 @@ QUICK = Policy(connect_timeout=2, read_timeout=2, retries=3, backoff=0.01)
 
 def layout(name: str, options: bytes | None = None, weights: bytes | None = None) -> dict[str, bytes]:
     """The reference test model's files under ``name``'s published paths."""
-    paths = store.PUBLISHED[name].paths()
+    paths = table.PUBLISHED[name].paths()
     return {
         paths["options.json"]: OPTIONS.read_bytes() if options is None else options,
         paths["weights.hdf5"]: WEIGHTS.read_bytes() if weights is None else weights,
@@ -38,7 +38,7 @@ def layout(name: str, options: bytes | None = None, weights: bytes | None = None
 
 
 def weights_path(name: str) -> str:
-    return store.PUBLISHED[name].paths()["weights.hdf5"]
+    return table.PUBLISHED[name].paths()["weights.hdf5"]
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -52,55 +52,7 @@ def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess
     )
 
 
-# ---- the table -------------------------------------------------------------------------------------------
-def test_the_table_matches_the_architectures_it_names():
-    spec = {
-        "small": (1024, 128, 1),
-        "medium": (2048, 256, 1),
-        "original": (4096, 512, 2),
-        "original-5.5b": (4096, 512, 2),
-    }
-    for name, model in store.PUBLISHED.items():
-        dim, proj, highway = spec[name]
-        options = {
-            "lstm": {
-                "use_skip_connections": True,
-                "projection_dim": proj,
-                "cell_clip": 3,
-                "proj_clip": 3,
-                "dim": dim,
-                "n_layers": 2,
-            },
-            "char_cnn": {
-                "activation": "relu",
-                "n_highway": highway,
-                "embedding": {"dim": 16},
-                "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
-                "n_characters": 262,
-                "max_characters_per_token": 50,
-            },
-        }
-        assert BiLMConfig.from_dict(options).num_parameters() == model.parameters, name
-        assert (model.lstm_dim, model.projection_dim, model.highway) == (dim, proj, highway)
-        assert model.stem.startswith(f"2x{dim}_{proj}_2048cnn_{highway}xhighway")
-    assert store.PUBLISHED["original"].weights_bytes == 374_434_792
-    assert store.PUBLISHED["original"].urls()["weights.hdf5"] == (
-        "https://allennlp.s3.amazonaws.com/models/elmo/2x4096_512_2048cnn_2xhighway/"
-        "elmo_2x4096_512_2048cnn_2xhighway_weights.hdf5"
-    )
-
-
-def test_names_and_urls(monkeypatch):
-    assert store.published_model("Original").name == "original"
-    with pytest.raises(KeyError, match="did you mean 'small'"):
-        store.published_model("smal")
-    monkeypatch.setenv("ELMO_CORE_BASE_URL", "http://mirror.example/elmo")
-    assert store.PUBLISHED["small"].urls()["options.json"].startswith("http://mirror.example/elmo/2x1024_128_")
-    assert store.PUBLISHED["small"].urls("https://other/")["options.json"].startswith("https://other/2x1024")
-    with pytest.raises(ValueError, match="http:// or https://"):
-        store.resolve_base_url("file:///etc/")
-
-
+# ---- the cache folder ----------------------------------------------------------------------------------
 def test_the_cache_folder_is_the_argument_then_the_variable_then_the_user_cache(monkeypatch, tmp_path):
     import platformdirs
 
@@ -215,7 +167,7 @@ def test_an_html_page_instead_of_a_file_is_named_as_such(tmp_path):
     message = str(info.value)
     assert message.startswith("the server sent an HTML page titled 'Sign in - Proxy' (application/octet-stream)")
     assert ".part" not in message and "not valid JSON" not in message
-    assert info.value.url == mirror.url + store.PUBLISHED["small"].paths()["options.json"]
+    assert info.value.url == mirror.url + table.PUBLISHED["small"].paths()["options.json"]
     assert sorted(p.name for p in (tmp_path / "small").iterdir()) == [".lock"]
 
 
@@ -283,12 +235,6 @@ def test_a_missing_model_names_the_download_command_for_the_cache_and_mirror_ask
         f"download it with: python -m elmo_core download small --cache-dir '{tmp_path}/my cache' "
         "--base-url http://127.0.0.1:8765/m/"
     )
-
-
-@pytest.mark.parametrize("url", ["http://", "https:///elmo/", "http://:8080/"])
-def test_a_base_url_without_a_host_is_refused(url):
-    with pytest.raises(ValueError, match=r"names no host; give one such as https://mirror.example.org/elmo/"):
-        store.resolve_base_url(url)
 
 
 # ---- the command line ----------------------------------------------------------------------------------------

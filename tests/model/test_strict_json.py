@@ -60,11 +60,12 @@ def test_text_that_is_not_json_is_one_value_error_naming_the_input(text, error, 
 
 def test_a_manifest_with_a_key_twice_is_damaged(tmp_path):
     from elmo_core.model import published as store
+    from elmo_core.model import published_table as table
 
     folder = tmp_path / "small"
     folder.mkdir()
-    (folder / store.OPTIONS).write_bytes(b"{}")
-    (folder / store.WEIGHTS).write_bytes(b"w" * 10)
+    (folder / table.OPTIONS).write_bytes(b"{}")
+    (folder / table.WEIGHTS).write_bytes(b"w" * 10)
     good = '{"files": {"options.json": {"bytes": 2}, "weights.hdf5": {"bytes": 10}}}'
     (folder / store.MANIFEST).write_text(good)
     assert store.cache_entry("small", tmp_path).state == "cached"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.explore import activations, inputs, mixing, projections
+from app.explore import activations, inputs, mixing, projections, weight_effect
 from app.explore import fit as fm
 from app.explore.frame import layer_name
 from app.render.safe import md
@@ -114,13 +114,13 @@ def fit_s(table: activations.TokenTable, occurrences: list[inputs.Occurrence]) -
 
 
 def layer_note(table: activations.TokenTable, occurrences: list[inputs.Occurrence], layer_norm: bool) -> str:
-    """``app.explore.fit.weight_note`` for these occurrences, kept while the table, occurrences and layer norm stay."""
+    """``app.explore.weight_effect.weight_note`` for these occurrences, kept while the table, occurrences and layer norm stay."""
     rows = table.rows(occurrences)
     key = (tuple(rows.tolist()), layer_norm)
     memo = ss.get(keys.private("layer_note"))
     if memo is not None and memo[0] is table and memo[1] == key:
         return memo[2]
-    note = fm.weight_note(fm.layer_effect(table.layers(layer_norm)[:, rows]), layer_norm)
+    note = weight_effect.weight_note(weight_effect.layer_effect(table.layers(layer_norm)[:, rows]), layer_norm)
     ss[keys.private("layer_note")] = (table, key, note)
     return note
 

@@ -24,7 +24,7 @@ FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
 
 
 def published_config(dim: int, projection: int, highway: int) -> BiLMConfig:
-    """The architecture of a published model (elmo_core.model.published's table: cell / projection, highway layers)."""
+    """The architecture of a published model (elmo_core.model.published_table: cell / projection, highway layers)."""
     return BiLMConfig.from_dict(
         {
             "lstm": {
@@ -203,7 +203,7 @@ def test_the_shipped_and_published_models_pass_the_default_and_the_wide_one_does
         "medium": published_config(2048, 256, 1),
         "original": published_config(4096, 512, 2),
     }
-    from elmo_core.model.published import PUBLISHED
+    from elmo_core.model.published_table import PUBLISHED
 
     for name, config in published.items():  # the table's architectures, checked by their parameter counts
         assert config.num_parameters() == PUBLISHED[name].parameters

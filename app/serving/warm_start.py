@@ -1,0 +1,56 @@
+"""The server's warm start: what the first page run of a fresh server process computes and keeps for every
+session, done once at server start in a background job, so that the first visitor waits no longer than the
+second (``benchmarks/cold_start.py`` measures both)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Sequence
+
+from app.explore.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
+from app.explore.inputs import parse_input
+from app.serving import background, caches, jobs
+from app.serving.settings import env_flag
+from app.serving.startup import startup_model
+
+log = logging.getLogger(__name__)
+
+
+class ServerWarmUp(background.Job):
+    """Loads the start-up model (``startup_model``, the cache every session reads), starts UMAP's warm-up
+    (``jobs.umap_warm_up``), runs the model on the default example set into the shared activation cache, starts
+    the model's layer-0 vocabulary (``jobs.type_vectors``), and imports ``modules`` (the page's own code, named
+    by the launcher: importing it is a second or more of the first run). State 'waiting', 'warming', then 'ready',
+    'failed' (``error``) or 'stopped'. A visitor who comes meanwhile waits for the same caches, never for a second
+    copy of the work."""
+
+    NAME = "server-warm-up"
+    IDLE, RUNNING = "waiting", "warming"
+
+    def __init__(self, modules: Sequence[str] = ()):
+        super().__init__()
+        self.modules = tuple(modules)
+
+    def work(self, in_background: bool) -> None:
+        umap = jobs.umap_warm_up()  # its own thread: it runs beside the model's load
+        for name in self.modules:
+            background.check()
+            importlib.import_module(name)
+        background.check()
+        model = startup_model()
+        background.check()
+        tokens = [line.tokens for line in parse_input(EXAMPLE_SETS[DEFAULT_EXAMPLE].text).lines]
+        caches.embed(model, tokens)
+        background.check()
+        jobs.type_vectors(model)  # started in its own thread; the first map does not wait for it
+        if in_background:
+            umap.wait()
+
+
+def start(modules: Sequence[str] = ()) -> ServerWarmUp | None:
+    """Start the warm start in the background (``ELMO_EXPLORER_WARM_START=0``: not started; None). Called by the
+    launcher before the server starts, in the server's process."""
+    if not env_flag("ELMO_EXPLORER_WARM_START", True):
+        return None
+    return ServerWarmUp(modules).start()
