@@ -20,6 +20,7 @@ import torch
 
 from elmo_core.data.senses import read_sense_sentences, read_wordnet_examples, subsample_keys
 from elmo_core.model.embedder import Embedder
+from elmo_core.model.strict_json import loads_strict
 from elmo_core.paths import SENSE_PROBE
 from elmo_core.probes.loo_sense import loo_sense_probe
 from elmo_core.training.evaluate import heldout_perplexity
@@ -31,11 +32,15 @@ def cpu_hours(run: Path) -> tuple[float, int, int]:
 
     The process CPU time when the log has it (``cpu_seconds``), else wall time times the configured threads
     (an upper bound on a shared machine)."""
-    rows = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines() if line.strip()]
+    rows = [
+        loads_strict(line, "log.jsonl", constants=True)
+        for line in (run / "log.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     last = [r for r in rows if "train_seconds" in r][-1]
     if "cpu_seconds" in last:
         return last["cpu_seconds"] / 3600, last["step"], last["tokens_seen"]
-    threads = json.loads((run / "config.json").read_text()).get("threads") or torch.get_num_threads()
+    threads = loads_strict((run / "config.json").read_text(), "config.json").get("threads") or torch.get_num_threads()
     return last["train_seconds"] * threads / 3600, last["step"], last["tokens_seen"]
 
 

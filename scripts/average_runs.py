@@ -25,6 +25,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from elmo_core.model.strict_json import loads_strict
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -50,7 +52,10 @@ def main() -> None:
 
     (args.out / "checkpoint").mkdir(parents=True, exist_ok=True)
     save_file(mean, str(args.out / "checkpoint" / "model.safetensors"))
-    steps = [json.loads((run / "checkpoint" / "meta.json").read_text()).get("step") for run in args.runs]
+    steps = [
+        loads_strict((run / "checkpoint" / "meta.json").read_text(), "meta.json", constants=True).get("step")
+        for run in args.runs
+    ]
     (args.out / "checkpoint" / "meta.json").write_text(
         json.dumps({"average_of": [str(r) for r in args.runs], "steps": steps, "resumable": False}, indent=1)
     )

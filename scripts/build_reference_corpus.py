@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 from elmo_core.data import reference as rf  # noqa: E402
 from elmo_core.data.corpus.build import DEFAULT_SRC_DIR, probe_sentences, source_sentences  # noqa: E402
 from elmo_core.data.corpus.sources import SOURCES, ensure_fetched  # noqa: E402
+from elmo_core.model.strict_json import loads_strict  # noqa: E402
 from elmo_core.paths import corpus_dir  # noqa: E402
 
 MODERN = {"brown", "jargon", "web"}
@@ -94,7 +95,7 @@ def main(argv=None) -> int:
     from elmo_core.probes import split_documents
 
     t0 = time.time()
-    stats = json.loads((args.corpus / "stats.json").read_text(encoding="utf-8"))
+    stats = loads_strict((args.corpus / "stats.json").read_text(encoding="utf-8"), "stats.json")
     if args.fetch:
         ensure_fetched(args.src_dir, stats["sources"])
     train_path = args.corpus / "train.txt"

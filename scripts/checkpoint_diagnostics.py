@@ -18,7 +18,6 @@ Usage (training extras installed, corpus built):
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -33,13 +32,14 @@ from elmo_core.metrics import loo_nn_scores, unit
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.chars import batch_to_ids
 from elmo_core.model.config import BiLMConfig
+from elmo_core.model.strict_json import loads_strict
 from elmo_core.paths import SENSE_PROBE
 from elmo_core.training.lm import BiLanguageModel
 
 
 def load(checkpoint: Path, config: Path, vocab: Vocabulary) -> BiLanguageModel:
     state = load_file(str(checkpoint / "model.safetensors"))
-    cfg = BiLMConfig.from_dict(json.loads(config.read_text())["options"])
+    cfg = BiLMConfig.from_dict(loads_strict(config.read_text(), str(config))["options"])
     lex = state["lexical_head.weight"].shape[0] if "lexical_head.weight" in state else 0
     ctx = state["contextual_head.weight"].shape[0] if "contextual_head.weight" in state else 0
     model = BiLanguageModel(BiLM(cfg), len(vocab), lexical_dim=lex, contextual_dim=ctx)

@@ -351,3 +351,12 @@ def test_an_unwritable_output_folder_names_the_output_and_exits_2(tmp_path, mode
     assert line.startswith(f"error: cannot write the output {out} (permission denied): ")
     assert ".elmo-" not in line and line.endswith(f"its folder {folder} must be writable; choose another output")
     assert list(folder.iterdir()) == []
+
+
+def test_an_output_under_a_file_says_the_folder_is_a_file(tmp_path, model_args, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("a b\n")
+    out = src / "out.hdf5"  # the "folder" is the input file
+    assert main(["embed", str(src), str(out), *model_args]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == f"error: the output's folder {src} is a file, not a folder"

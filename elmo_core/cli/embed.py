@@ -32,7 +32,8 @@ def _check_paths(src: Path | str, out: Path) -> None:
     if out.is_dir():
         raise ValueError(f"the output {out} is a directory; give a file name such as {out / 'vectors.hdf5'}")
     if not out.parent.is_dir():
-        raise ValueError(f"the output's folder {out.parent} does not exist")
+        what = "is a file, not a folder" if out.parent.exists() else "does not exist"
+        raise ValueError(f"the output's folder {out.parent} {what}")
     if not os.access(out.parent, os.W_OK | os.X_OK):
         raise ValueError(_unwritable(out))
     # The finished file is renamed over the output, which would replace a device, a pipe or a link itself.
