@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from app.explore.inputs import Line, Occurrence
 from app.render.figures import MAX_LEGEND_SENTENCES
-from app.render.map_spec import OCCURRENCE, OTHER, QUERY, domains, skeleton, square_scales, title_lines
+from app.render.map_spec import OCCURRENCE, OTHER, QUERY, domains, skeleton, square_scales, title_text
 from app.render.map_texts import MapTexts, map_texts, texts_of
 from app.render.safe import script_json, vega
 
@@ -192,8 +192,11 @@ def contexts_chart(
         "y": {**spec["encoding"]["y"], "scale": yscale},
     }
     if title:
+        text, params = title_text(title, font + 2)
+        if params:  # the skeleton is shared: a new list, never an append to its own
+            spec["params"] = [*spec.get("params", []), *params]
         spec["title"] = {
-            "text": title_lines(title, font + 2),
+            "text": text,
             "anchor": "start",
             "fontSize": font + 2,
             "fontWeight": "normal",

@@ -15,6 +15,7 @@ VIEW = "view"  # the pan and zoom of the map's scales (not sent to the server)
 OCCURRENCE, OTHER, QUERY = "occurrence", "other words", "neighbours query"  # the rows' roles (legend names too)
 OCCURRENCE_VIEW = "occurrences"  # the name of the occurrences' layer, which the selections listen to
 TITLE_WIDTH_PX = 380  # a title line fits this width (a narrow column, the comparison's halves) at any type size
+WIDE_TITLE_PX = 560  # from this chart width on (the map beside the rail at 1,024 px and wider) the wide lines
 LEGEND_LABEL_PX = 320  # a legend label's limit (longer ones end in "…")
 MAP_PAD_PX = 20  # the outermost points' distance from the plot's edge
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.4.1.json"  # what Altair 6 writes; Streamlit's and vl-convert's
@@ -69,11 +70,11 @@ def square_scales(cx: float, cy: float, rx: float, ry: float) -> tuple[dict, dic
     return x, y
 
 
-def title_lines(title: str, font: int = 16) -> list[str] | str:
-    """The title on one line, or broken into lines that fit ``TITLE_WIDTH_PX`` at ``font`` px: at its " · "
-    separators where it can, inside a part (at spaces, else anywhere) when one part is longer than a line. The
-    chart's width in the page is only known in the browser, so every line fits the narrowest chart."""
-    limit = max(12, int(TITLE_WIDTH_PX / (0.55 * font)))  # characters: a proportional font's average width
+def title_lines(title: str, font: int = 16, width_px: int = TITLE_WIDTH_PX) -> list[str] | str:
+    """The title on one line, or broken into lines that fit ``width_px`` (default: the narrowest chart) at
+    ``font`` px: at its " · " separators where it can, inside a part (at spaces, else anywhere) when one part is
+    longer than a line."""
+    limit = max(12, int(width_px / (0.55 * font)))  # characters: a proportional font's average width
     if len(title) <= limit:
         return title
     lines, line = [], ""
@@ -85,6 +86,17 @@ def title_lines(title: str, font: int = 16) -> list[str] | str:
         lines += pieces[:-1]
         line = pieces[-1]
     return lines + [line]
+
+
+def title_text(title: str, font: int) -> tuple[list[str] | str | dict, list[dict]]:
+    """The map title's ``text`` and the params it reads: the chart's width is known in the browser only, so a
+    title that needs more lines on a narrow chart than on a wide one carries both sets of lines as param values
+    (data, never code) and an expression of the width picks one."""
+    narrow, wide = title_lines(title, font), title_lines(title, font, WIDE_TITLE_PX)
+    if narrow == wide:
+        return narrow, []
+    params = [{"name": "title_narrow", "value": narrow}, {"name": "title_wide", "value": wide}]
+    return {"expr": f"width < {WIDE_TITLE_PX} ? title_narrow : title_wide"}, params
 
 
 def legend_columns(names: Sequence[str], font: int) -> dict:

@@ -51,7 +51,8 @@ def test_the_spec_keeps_hover_click_legend_title_grey_points_ring_and_equal_axes
     assert list(layers) == [map_spec.OTHER, map_spec.OCCURRENCE, map_spec.QUERY]  # grey under, the ring on top
     # click-to-pick: the point selection ``pick`` on the occurrences' index, which app.session.widgets.clicked_occurrence reads back
     params = {p["name"]: p for p in spec["params"]}
-    assert set(params) == {"pick", "view"} and map_spec.PICK == "pick"
+    title_params = {p["name"] for p in map_spec.title_text(TITLE, 16)[1]}  # the title's lines for each width
+    assert set(params) == {"pick", "view"} | title_params and map_spec.PICK == "pick"
     assert params["pick"]["select"] == {
         "type": "point",
         "clear": False,
@@ -90,7 +91,7 @@ def test_the_spec_keeps_hover_click_legend_title_grey_points_ring_and_equal_axes
     assert layers[map_spec.OTHER]["mark"]["size"] == 30 and layers[map_spec.OCCURRENCE]["mark"]["size"] == 150
     # the title above, 16 px; the chart as wide as the page, 520 px high
     assert spec["title"] == {
-        "text": map_spec.title_lines(TITLE, 16),
+        "text": map_spec.title_text(TITLE, 16)[0],
         "anchor": "start",
         "fontSize": 16,
         "fontWeight": "normal",

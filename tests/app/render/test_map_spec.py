@@ -24,3 +24,15 @@ def test_the_legend_wraps_into_as_many_columns_as_the_width_holds():
     entry = int(expr.rsplit("/", 1)[1].strip(" )"))
     assert 8 * entry > 1400 and entry <= 30 + 14 + map_spec.LEGEND_LABEL_PX
     assert expr.startswith("max(1, min(8, floor((width + 14) /")  # no user text in the expression
+
+
+def test_a_title_that_fits_a_wide_chart_on_one_line_keeps_it_there():
+    """Broken for the narrowest chart only, a usual title took two lines beside the rail at 1,024 px and wider:
+    the width picks the lines in the browser, from both sets carried as data."""
+    title = "“spring” · default · s = 0.33 / 0.33 / 0.33 · γ = 1 · PCA"
+    text, params = map_spec.title_text(title, 16)
+    assert text == {"expr": f"width < {map_spec.WIDE_TITLE_PX} ? title_narrow : title_wide"}  # no user text
+    values = {p["name"]: p["value"] for p in params}
+    assert values["title_wide"] == title and values["title_narrow"] == map_spec.title_lines(title, 16)
+    assert len(values["title_narrow"]) == 2
+    assert map_spec.title_text("short · title", 16) == ("short · title", [])  # one line everywhere: no params
