@@ -47,6 +47,15 @@ def allennlp_files():
     return ALLENNLP / "options.json", ALLENNLP / "lm_weights.hdf5"
 
 
+@pytest.fixture
+def copied(tmp_path, allennlp_files):
+    """The allennlp fixture's options and a copy of its weights in tmp_path, for tests that change the weights."""
+    options, weights = allennlp_files
+    target = tmp_path / "weights.hdf5"
+    shutil.copy(weights, target)
+    return options, target
+
+
 @pytest.fixture(scope="session")
 def bilm_tf_files():
     return BILM_TF / "options.json", BILM_TF / "lm_weights.hdf5"

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from app.explore.inputs import Line, Occurrence
 from app.explore.neighbours import Separation
-from app.render.hover import hover_text
+from app.render.hover import hover_head, hover_text
 from app.render.safe import plot
 
 PALETTE = qualitative.D3 + qualitative.Set2
@@ -30,13 +30,6 @@ def _label_of(occ: Occurrence, by: str, cluster: int | None = None) -> str:
     if by == "spelling":
         return occ.token
     return (occ.label or "(no label)") if by == "label" else f"sentence {occ.line + 1}"
-
-
-def _hover_head(i: int, occ: Occurrence, clusters: Sequence[int] | None) -> str:
-    parts = [f"#{i + 1}"] + ([plot(occ.label)] if occ.label else []) + [f"sentence {occ.line + 1}"]
-    if clusters is not None and clusters[i] >= 0:
-        parts.append(f"cluster {clusters[i] + 1}")
-    return " · ".join(parts)
 
 
 def cluster_of(clusters: Sequence[int] | None, i: int) -> int | None:
@@ -220,7 +213,7 @@ def small_multiples(
                     marker=marker,
                     customdata=[[i] for i in idx],
                     text=[
-                        _hover_head(i, occurrences[i], clusters)
+                        hover_head(i, occurrences[i], clusters, "plotly")
                         + "<br>"
                         + hover_text(lines[occurrences[i].line].tokens, occurrences[i].position, 25, "plotly")
                         for i in idx

@@ -1,4 +1,5 @@
-"""The hover text of a point on a map: the sentence around one token, the token marked (no Streamlit here).
+"""The hover text of a point on a map: its title line, and the sentence around one token with the token marked
+(no Streamlit here).
 
 One text, two escapings: ``"vega"`` for the Vega-Lite contexts map (plain text; Vega draws it as text and escapes
 its tooltip, so only ``app.render.safe.vega``), ``"plotly"`` for plotly's pseudo-HTML (escaped as
@@ -10,8 +11,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from app.explore.inputs import Occurrence
 from app.render.safe import plot, vega
 
+_ESCAPE = {"vega": vega, "plotly": plot}
 _MARK = "\u0000"  # survives wrapping and escaping; becomes the markup around the token
 
 
@@ -37,3 +40,14 @@ def hover_text(tokens: Sequence[str], position: int, window: int = 20, escaping:
         for part in textwrap.wrap(text, width, break_long_words=True) or [""]
     )
     return "".join(f"<b>{part}</b>" if i % 2 else part for i, part in enumerate(wrapped.split(_MARK)))
+
+
+def hover_head(i: int, occ: Occurrence, clusters: Sequence[int] | None, escaping: str = "vega") -> str:
+    """The hover's title line of occurrence ``i``: "#3 · river · sentence 5 · cluster 2" (the label escaped for
+    ``escaping``, "vega" or "plotly"; the cluster when ``clusters`` gives it one). Raises: KeyError for another
+    ``escaping``."""
+    label = [_ESCAPE[escaping](occ.label)] if occ.label else []
+    parts = [f"#{i + 1}", *label, f"sentence {occ.line + 1}"]
+    if clusters is not None and clusters[i] >= 0:
+        parts.append(f"cluster {clusters[i] + 1}")
+    return " · ".join(parts)

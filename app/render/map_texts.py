@@ -14,18 +14,11 @@ import numpy as np
 
 from app.explore.inputs import Line, Occurrence
 from app.render.figures import _label_of, cluster_of
-from app.render.hover import hover_text
+from app.render.hover import hover_head, hover_text
 from app.render.safe import vega
 
 HOVER_WINDOW = 20  # tokens either side of the word in the hover text
 NO_CLEAR_CLUSTERS = "no clear clusters"  # the legend when the map is coloured by cluster and this mix has none
-
-
-def _head(i: int, occ: Occurrence, clusters: Sequence[int] | None) -> str:
-    parts = [f"#{i + 1}"] + ([vega(occ.label)] if occ.label else []) + [f"sentence {occ.line + 1}"]
-    if clusters is not None and clusters[i] >= 0:
-        parts.append(f"cluster {clusters[i] + 1}")
-    return " · ".join(parts)
 
 
 def _groups(occurrences: Sequence[Occurrence], color_by: str, clusters: Sequence[int] | None) -> dict[str, list[int]]:
@@ -73,7 +66,7 @@ class MapTexts:
             groups = _groups(self.occurrences, color_by, clusters)
             order = [i for idx in groups.values() for i in idx]
             series = [name for name, idx in groups.items() for _ in idx]
-            heads = [_head(i, self.occurrences[i], clusters) for i in order]
+            heads = [hover_head(i, self.occurrences[i], clusters) for i in order]
             found = _Colouring(np.asarray(order, dtype=np.int64), series, heads, list(groups))
             if len(self._colourings) >= 16:  # colour by cluster: one per split the sliders passed through
                 self._colourings.clear()

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # h5py is imported where a file is read, not with the package
 
 from elmo_core.model.bilm import BiLM
 from elmo_core.model.config import BiLMConfig
-from elmo_core.model.hdf5_written import check_written
+from elmo_core.model.hdf5_written import check_written, fill_value
 
 
 @dataclass
@@ -214,11 +214,8 @@ def _never_written(label: str, name: str, dataset) -> ValueError:
     """The refusal of a dataset with no storage, saying what HDF5 would give for it."""
     import h5py
 
-    try:
-        fill = float(dataset.fillvalue)
-    except (TypeError, ValueError, OSError):  # no fill value defined
-        fill = math.nan
-    if dataset.id.get_create_plist().get_fill_time() == h5py.h5d.FILL_TIME_NEVER or math.isnan(fill):
+    fill = fill_value(dataset)
+    if dataset.id.get_create_plist().get_fill_time() == h5py.h5d.FILL_TIME_NEVER or fill is None or math.isnan(fill):
         reads = "undefined values"
     else:
         reads = "zeros" if fill == 0.0 else f"its fill value {fill:g}"

@@ -5,8 +5,8 @@ What HDF5 records depends on when the storage was allocated (the dataset's alloc
 
 * late or incremental (HDF5's defaults: late for contiguous storage, incremental for chunked; bilm-tf's
   ``dump_weights``, h5py's ``create_dataset`` and ``export_elmo_hdf5`` write this way, as do all the fixtures'
-  weights): storage comes into being only when data are written. A contiguous dataset with storage, or a chunked one with every chunk present, was written
-  (``elmo_hdf5``'s storage check refuses one without them); its values are not looked at, so an all-zero weight is
+  weights): storage comes into being only when data are written. A contiguous dataset with storage, or a chunked
+  one with every chunk present, was written (``elmo_hdf5``'s storage check refuses one without them); its values are not looked at, so an all-zero weight is
   accepted. Incremental chunked storage proves each chunk; late chunked storage is allocated whole at the first
   write, so it proves only that one was made, and each chunk's values are checked as below.
 * early (and compact storage, which is always early): storage, and the fill value if one is written into it, exist
@@ -16,8 +16,8 @@ What HDF5 records depends on when the storage was allocated (the dataset's alloc
   fill value set) and otherwise as the file's bytes, zeros in space the file never used; both values are tested.
 
 Can a real weight be all zeros? A trained ELMo has none: every dataset is a learnt matrix or bias (none of the
-bundled models' 27 tensors is all zeros, nor any dataset of the fixtures' weights). An untrained model has: its LSTM biases ``B`` start at zero (bilm-tf and
-``lstm.py``), and ``export_elmo_hdf5`` of a new ``BiLM`` writes them so. Such a file is written the default way
+bundled models' 27 tensors is all zeros, nor any dataset of the fixtures' weights). An untrained model has: its
+LSTM biases ``B`` start at zero (bilm-tf and ``lstm.py``), and ``export_elmo_hdf5`` of a new ``BiLM`` writes them so. Such a file is written the default way
 (late allocation), and its allocation shows the write, so it loads. Only the same zeros in early-allocated storage
 are refused: there they cannot be told from never written, and a file whose weights may be unwritten is refused
 rather than run with constants.
@@ -33,16 +33,19 @@ import math
 import numpy as np
 
 
+def fill_value(dataset) -> float | None:
+    """The dataset's fill value as a float, or None when it has none (its unwritten storage holds the file's
+    bytes)."""
+    try:
+        return float(dataset.fillvalue)
+    except (TypeError, ValueError, OSError):
+        return None
+
+
 def _unwritten_values(dataset) -> list[float]:
     """The values that storage of ``dataset`` allocated but never written reads as: zero, and its fill value."""
-    values = [0.0]
-    try:
-        fill = float(dataset.fillvalue)
-    except (TypeError, ValueError, OSError):  # no fill value defined: unwritten storage holds the file's bytes
-        return values
-    if fill != 0.0:
-        values.append(fill)
-    return values
+    fill = fill_value(dataset)
+    return [0.0] if fill is None or fill == 0.0 else [0.0, fill]
 
 
 def _blocks(dataset) -> tuple[int, ...] | None:

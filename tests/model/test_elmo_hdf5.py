@@ -4,8 +4,6 @@ or written (accepted); the CLI and the app's upload path say so in one line."""
 
 from __future__ import annotations
 
-import shutil
-
 import h5py
 import numpy as np
 import pytest
@@ -59,14 +57,6 @@ def rewrite(path, name=NAME, *, layout, alloc, fill=None, fill_time=None, write=
         elif write == "first chunk":
             dataset[: CHUNKS[0]] = original[: CHUNKS[0]]
     return original
-
-
-@pytest.fixture
-def copied(tmp_path, allennlp_files):
-    options, weights = allennlp_files
-    target = tmp_path / "weights.hdf5"
-    shutil.copy(weights, target)
-    return options, target
 
 
 # HDF5 allows every allocation time for contiguous and chunked datasets; a compact one is allocated early.

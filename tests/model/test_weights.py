@@ -106,14 +106,6 @@ def test_safetensors_checkpoint_round_trip(allennlp_files, tmp_path):
 SECRET = b"server secret: do not hand out!!" * 2  # 64 bytes = 16 float32, the size of CNN_proj/b_proj (P = 16)
 
 
-@pytest.fixture
-def copied(tmp_path, allennlp_files):
-    options, weights = allennlp_files
-    target = tmp_path / "weights.hdf5"
-    shutil.copy(weights, target)
-    return options, target
-
-
 def _replace(path, name, make):
     with h5py.File(path, "a") as f:
         shape, dtype = f[name].shape, f[name].dtype
