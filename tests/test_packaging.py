@@ -82,3 +82,12 @@ def test_no_large_file_is_committed_outside_assets():
         and (root / name).stat().st_size > 2_000_000
     ]
     assert large == [], f"files over 2 MB outside assets/: {large}"
+
+
+def test_the_apps_javascript_is_package_data():
+    """The live map's bridge is read from the installed package: a wheel without it would draw a map that never moves."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = sorted(p.name for p in (ROOT / "app" / "views").glob("*.js"))
+    assert shipped == ["live_bridge.js"] and "*.js" in data["app.views"]

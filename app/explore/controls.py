@@ -19,7 +19,8 @@ class Controls:
     sentences: the sentences box's text; example: the example set whose text that is (None: typed or uploaded);
     word: the target word ("" for none picked); weights: raw w per layer, s = softmax(w) (() means all zeros:
     equal s_j); gamma: the mix's scale; layer_norm: normalise each layer per sentence before mixing;
-    projection: "auto", "pca", "umap" or "tsne"; inflections: include -s, -ed, -ing forms; context: draw the
+    projection: "live" (fixed axes, redrawn in the browser while a slider moves), "auto", "pca", "umap" or
+    "tsne"; inflections: include -s, -ed, -ing forms; context: draw the
     sentences' other words in grey; fold_case: treat "Spring" and "spring" as one word (grouping only, never the
     model's input); query: the neighbours query occurrence, 0-based (the link and the page count from 1);
     k: neighbours shown; same_word: neighbours among the word's other occurrences only; color_by: "label",
@@ -35,7 +36,7 @@ class Controls:
     weights: tuple[float, ...] = ()
     gamma: float = 1.0
     layer_norm: bool = False
-    projection: str = "auto"
+    projection: str = "live"
     inflections: bool = False
     context: bool = False
     fold_case: bool = True

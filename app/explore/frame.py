@@ -18,7 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
-from app.explore import activations, inputs, mixing, neighbours, projections
+from app.explore import activations, inputs, live_map, mixing, neighbours, projections
 from app.explore.clusters import SenseClusters, discover
 from app.explore.controls import Controls
 from app.explore.frame_neighbours import (
@@ -30,7 +30,7 @@ from app.explore.frame_neighbours import (
 from app.explore.text import Kwic
 
 MAX_MATRIX_OCCURRENCES = 150  # similarity matrices spread this many occurrences at most
-METHOD_NAMES = {"pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
+METHOD_NAMES = {"live": "fixed axes", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
 
 
 @dataclass(kw_only=True)
@@ -41,7 +41,9 @@ class Frame:
     token rows; vectors: float32 (n, D); context_rows: int64 (c,); same_vector: all occurrences have one
     vector (drawn at one spot); zero: bool (n,) all-zero vectors; projection: coordinates (n + c, 2) or None;
     base_layout: (key, coords or None) the layout of the same points at equal weights, fitted from scratch
-    (seeded), which every layout of these points starts from (see ``compute_frame``); query: the query
+    (seeded), which every layout of these points starts from (see ``compute_frame``); live: what the page needs
+    to redraw the map of any mix while a slider is dragged (``app.explore.live_map``; None without a map), and
+    live_basis: (key, LiveMap) the fixed axes of these points, kept while they stay; query: the query
     occurrence; clicked: this run's click on the map (an occurrence index) or None; panel_names: the layers' and the mix's names; shown: the occurrences in the matrices; notes: for
     the user.
 
@@ -68,6 +70,8 @@ class Frame:
     signature: tuple
     projection: projections.Projection
     base_layout: tuple | None
+    live: live_map.LiveMap | None
+    live_basis: tuple | None
     query: int
     clicked: int | None
     panel_names: list[str]
@@ -304,16 +308,24 @@ def compute_frame(
         points = points.copy()
         points[: len(x)] = x[0]
     signature = (model_key, tuple(rows.tolist()), tuple(context_rows.tolist()))
-    proj, base_layout = _layout(
-        table,
-        rows,
-        context_rows,
-        points,
-        same,
-        controls,
-        signature,
-        previous.base_layout if previous is not None else None,
-    )
+    memo = previous
+    live_key = (signature, controls.layer_norm)
+    point_layers = table.layers(controls.layer_norm)[:, np.concatenate([rows, context_rows])]
+    if memo is not None and memo.live_basis is not None and memo.live_basis[0] == live_key:
+        axes = memo.live_basis[1]
+    else:
+        axes = live_map.fixed_axes(point_layers, len(rows)) if len(rows) >= projections.MIN_POINTS_FOR_MAP else None
+    base_layout = memo.base_layout if memo is not None else None
+    if controls.projection == "live":
+        live = axes
+        proj = (
+            projections.Projection(axes.coords(s, controls.gamma), "live")
+            if axes is not None
+            else projections.project(points, "pca")  # too few points: no map, and the projection says why
+        )
+    else:
+        proj, base_layout = _layout(table, rows, context_rows, points, same, controls, signature, base_layout)
+        live = None if proj.coords is None else live_map.preview(point_layers, len(rows), s, proj.coords)
     map_ms = (time.perf_counter() - start) * 1000
 
     n = len(occurrences)
@@ -343,6 +355,8 @@ def compute_frame(
         signature=signature,
         projection=proj,
         base_layout=base_layout,
+        live=live,
+        live_basis=None if axes is None else (live_key, axes),
         query=_query(controls, clicked, previous, word, n),
         clicked=clicked,
         panel_names=names,

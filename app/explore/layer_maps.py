@@ -34,7 +34,8 @@ class LayerMaps:
 
 def layer_maps(table: activations.TokenTable, frame: Frame, previous: LayerMaps | None = None) -> LayerMaps | None:
     """Small multiples for a frame: each layer projected alone with the method of the frame's map, aligned
-    to the mix's map (its occurrence points).
+    to the mix's map (its occurrence points); on the fixed axes (``app.explore.live_map``), each layer is the
+    point of the mix with s_j = 1 on the same axes, nothing refitted.
 
     Args:
         previous: the last result; its layer fits are reused when the points, layer norm and method are the
@@ -44,6 +45,13 @@ def layer_maps(table: activations.TokenTable, frame: Frame, previous: LayerMaps 
     if frame.coords is None:
         return None
     n = len(frame.rows)
+    names = [layer_name(j, table.num_layers) for j in range(table.num_layers)] + ["ELMo mix (current s, γ)"]
+    if frame.projection.method == "live" and frame.live is not None:
+        # the fixed axes hold every layer already: layer j alone is the mix with s_j = 1, at the same γ
+        live, gamma = frame.live, frame.controls.gamma
+        coords = [live.a[:n] + gamma * live.c[j, :n] for j in range(table.num_layers)] + [frame.coords[:n]]
+        key = (frame.signature[:2], frame.controls.layer_norm, "live")
+        return LayerMaps(key, "live", names, coords, [""] * len(coords), [])
     method = frame.projection.method if frame.projection.method in ("pca", "umap", "tsne") else "pca"
     key = (frame.signature[:2], frame.controls.layer_norm, method)
     layers = table.layers(frame.controls.layer_norm)
@@ -70,6 +78,5 @@ def layer_maps(table: activations.TokenTable, frame: Frame, previous: LayerMaps 
             aligned.append(np.repeat(mix.mean(axis=0, keepdims=True), n, axis=0))  # one spot, at the mix's centre
         else:
             aligned.append(projections.procrustes_align(fit, mix))
-    names = [layer_name(j, num_layers) for j in range(num_layers)] + ["ELMo mix (current s, γ)"]
     mix_note = "one vector for all: one spot" if frame.same_vector else ""
     return LayerMaps(key, method, names, aligned + [mix], list(notes) + [mix_note], fits)

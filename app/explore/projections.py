@@ -20,8 +20,17 @@ MIN_POINTS_FOR_UMAP = 15  # below this, PCA is the honest choice (see APP_NOTES.
 
 
 # ---- projection ---------------------------------------------------------------------------------------
-PROJECTIONS = ("auto", "pca", "umap", "tsne")
-PROJECTION_NAMES = {"auto": "auto (PCA or UMAP)", "pca": "PCA", "umap": "UMAP", "tsne": "t-SNE"}
+# "live": the fixed axes of ``app.explore.live_map``, linear in s and γ, which the browser redraws while a slider
+# moves (not a method of ``project``); the others are fitted to each mix and previewed linearly while one moves.
+PROJECTIONS = ("live", "auto", "pca", "umap", "tsne")
+FITTED = PROJECTIONS[1:]  # what ``project`` takes
+PROJECTION_NAMES = {
+    "live": "fixed axes (live)",
+    "auto": "auto (PCA or UMAP)",
+    "pca": "PCA",
+    "umap": "UMAP",
+    "tsne": "t-SNE",
+}
 # The maps are seeded so that a link draws the same map anywhere; UMAP then runs on one thread and says so on every
 # fit, which fills a teacher's console with a warning about a choice made on purpose.
 warnings.filterwarnings(
@@ -239,8 +248,8 @@ def project(x: np.ndarray, method: str = "auto", previous: np.ndarray | None = N
         seed: random seed (UMAP, t-SNE).
     Raises: what UMAP or t-SNE raise when they fail (``app.explore.frame`` then shows PCA and says why).
     """
-    if method not in PROJECTIONS:
-        raise ValueError(f"unknown projection {method!r}; choose one of {PROJECTIONS}")
+    if method not in FITTED:
+        raise ValueError(f"unknown projection {method!r}; choose one of {FITTED}")
     n = len(x)
     if n < MIN_POINTS_FOR_MAP:
         return Projection(None, "none", f"A 2-D map needs at least {MIN_POINTS_FOR_MAP} points; there are {n}.")

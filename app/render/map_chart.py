@@ -29,7 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from app.explore.frame import METHOD_NAMES
 from app.explore.inputs import Line, Occurrence
+from app.explore.live_map import LiveMap
+from app.render import map_live
 from app.render.figures import MAX_LEGEND_SENTENCES
 from app.render.map_spec import OCCURRENCE, OTHER, QUERY, domains, skeleton, square_scales, title_text
 from app.render.map_texts import MapTexts, map_texts, texts_of
@@ -74,18 +77,21 @@ def _table(
     selected: int | None,
     context_coords: np.ndarray | None,
     clusters: Sequence[int] | None,
+    live: LiveMap | None = None,
 ) -> tuple[pa.Table, list[str]]:
     """The map's rows (``COLUMNS``) and its legend's names in order.
 
     Occurrence rows come first, one per occurrence in legend order; then the other words (``idx`` -1) and the
     query's ring (a copy of its occurrence's row). ``series`` is the legend name ("other words" for the grey ones);
     ``line`` the 1-based sentence number (the colour when there are too many sentences for a legend); ``head`` and
-    ``text`` the hover text."""
+    ``text`` the hover text; with ``live``, each row's fixed part (``ax``, ``ay``) and per-layer coordinates
+    (``app.render.map_live.layer_fields``)."""
     n = len(texts.occurrences)
     c = texts.colouring(color_by, clusters)
     coords = np.asarray(coords, dtype=np.float64).reshape(-1, 2)
     xs, ys = [coords[c.order, 0]], [coords[c.order, 1]]
     role, series, idx = [OCCURRENCE] * n, list(c.series), c.order.tolist()
+    points = [np.asarray(c.order, dtype=np.int64)]  # each row's point in ``live``
     line = [texts.occ_line[i] for i in idx]
     head, text = list(c.heads), [texts.occ_text[i] for i in idx]
     m = 0 if context_coords is None else len(context_coords)
@@ -93,6 +99,7 @@ def _table(
         if m != len(texts.ctx_text):
             raise ValueError(f"{m} other words' coordinates but {len(texts.ctx_text)} other words")
         ctx = np.asarray(context_coords, dtype=np.float64).reshape(-1, 2)
+        points.append(np.arange(n, n + m, dtype=np.int64))
         xs.append(ctx[:, 0])
         ys.append(ctx[:, 1])
         role += [OTHER] * m
@@ -103,6 +110,7 @@ def _table(
         text += texts.ctx_text
     if selected is not None and 0 <= selected < n:
         occ = texts.occurrences[selected]
+        points.append(np.array([selected], dtype=np.int64))
         xs.append(coords[selected : selected + 1, 0])
         ys.append(coords[selected : selected + 1, 1])
         role.append(QUERY)
@@ -111,19 +119,29 @@ def _table(
         line.append(occ.line + 1)
         head.append(f"#{selected + 1} · sentence {occ.line + 1}")
         text.append("")
-    table = pa.table(
-        {
-            "x": pa.array(np.concatenate(xs), pa.float64()),
-            "y": pa.array(np.concatenate(ys), pa.float64()),
-            "role": pa.array(role, pa.string()),
-            "series": pa.array(series, pa.string()),
-            "idx": pa.array(idx, pa.int64()),
-            "line": pa.array(line, pa.int64()),
-            "head": pa.array(head, pa.string()),
-            "text": pa.array(text, pa.string()),
-        }
-    )
-    return table, c.names
+    columns = {
+        "x": pa.array(np.concatenate(xs), pa.float64()),
+        "y": pa.array(np.concatenate(ys), pa.float64()),
+        "role": pa.array(role, pa.string()),
+        "series": pa.array(series, pa.string()),
+        "idx": pa.array(idx, pa.int64()),
+        "line": pa.array(line, pa.int64()),
+        "head": pa.array(head, pa.string()),
+        "text": pa.array(text, pa.string()),
+    }
+    if live is not None:
+        columns.update(_live_columns(live, np.concatenate(points)))
+    return pa.table(columns), c.names
+
+
+def _live_columns(live: LiveMap, points: np.ndarray) -> dict:
+    """The rows' fixed parts and per-layer coordinates (float32: the page draws pixels, and it halves the bytes)."""
+    if len(points) and int(points.max()) >= len(live.a):
+        raise ValueError(f"the live map has {len(live.a)} points; the map draws point {int(points.max())}")
+    cols = {"ax": live.a[points, 0], "ay": live.a[points, 1]}
+    for j in range(live.c.shape[0]):
+        cols[f"x{j}"], cols[f"y{j}"] = live.c[j][points, 0], live.c[j][points, 1]
+    return {name: pa.array(np.asarray(v, dtype=np.float32), pa.float32()) for name, v in cols.items()}
 
 
 def map_rows(
@@ -162,6 +180,10 @@ def contexts_chart(
     height: int = 520,
     font: int = FONT,
     texts: MapTexts | None = None,
+    live: LiveMap | None = None,
+    released: tuple[Sequence[float], float] | None = None,
+    bind: Sequence[str] | None = None,
+    what: str = "",
 ) -> MapChart:
     """The contexts map: the target word's occurrences coloured by sense label (or sentence, spelling, cluster),
     the other words in grey, the neighbours query ringed; a legend under the plot, the title above it.
@@ -177,16 +199,36 @@ def contexts_chart(
         font: legend and axis type in px (the title 2 px larger); presentation mode passes a larger one.
         texts: the points' hover text (``map_texts`` of the same occurrences, lines and context rows), when kept
             from an earlier move; made here when None.
+        live: the map of every mix (``app.explore.live_map``; rows: the occurrences, then the other words), with
+            ``released``, the raw weights and γ the map was drawn for: the page then redraws the map while a slider
+            bound by ``bind`` (CSS selectors of the weight sliders' and γ's inputs; None: none, as in a file)
+            moves (``app.render.map_live``); ``what``: the map's name in its live line ("UMAP").
     A click on an occurrence selects ``map_spec.PICK`` = [{"idx": its index}].
     """
     has_context = context_coords is not None and len(context_coords) > 0
     if texts is None:
         texts = map_texts(occurrences, lines, context_rows if has_context else ())
-    table, names = _table(coords, texts, color_by, selected, context_coords if has_context else None, clusters)
+    if live is not None and released is None:
+        raise ValueError("a live map needs the released weights and γ")
+    table, names = _table(coords, texts, color_by, selected, context_coords if has_context else None, clusters, live)
     many = color_by == "sentence" and len(names) > MAX_LEGEND_SENTENCES
     has_query = selected is not None and 0 <= selected < len(texts.occurrences)
     spec = dict(skeleton(tuple(names), many, has_context, has_query, int(height), int(font)))
-    xscale, yscale = square_scales(*domains(coords, context_coords if has_context else None))
+    if live is None:
+        spec["transform"] = [*map_live.released_position(), *spec["transform"]]
+    else:
+        weights = list(released[0]) or [0.0] * live.c.shape[0]
+        e = np.exp(np.asarray(weights, dtype=np.float64) - max(weights))
+        spec["params"] = [
+            *spec["params"],
+            *map_live.live_params(weights, released[1], bind, live.scales_with_gamma, what),
+        ]
+        spec["transform"] = [*map_live.position_transforms(e / e.sum(), live.scales_with_gamma), *spec["transform"]]
+    if live is not None and live.extent is not None:  # fixed axes: the same domain for every mix
+        x0, x1, y0, y1 = live.extent
+        xscale, yscale = square_scales((x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2 or 1.0, (y1 - y0) / 2 or 1.0)
+    else:
+        xscale, yscale = square_scales(*domains(coords, context_coords if has_context else None))
     spec["encoding"] = {
         "x": {**spec["encoding"]["x"], "scale": xscale},
         "y": {**spec["encoding"]["y"], "scale": yscale},
@@ -202,16 +244,26 @@ def contexts_chart(
             "fontWeight": "normal",
             "offset": 10,
         }
+        if live is not None:
+            spec["title"].update(subtitle={"expr": "live_line"}, subtitleFontSize=font, subtitleColor="#555555")
     return MapChart(spec, table, tuple(names))
 
 
 def frame_chart(
-    frame, occurrences: Sequence[Occurrence], table, color_by: str, title: str = "", height: int = 520, font: int = FONT
+    frame,
+    occurrences: Sequence[Occurrence],
+    table,
+    color_by: str,
+    title: str = "",
+    height: int = 520,
+    font: int = FONT,
+    bind: Sequence[str] | None = None,
 ) -> MapChart | None:
     """The contexts map of an ``app.explore.frame.Frame``; None when the frame has no map. ``title``: plain text.
 
     The occurrences are clustered (``frame.cluster_labels``) only when the map is coloured by cluster: the hover
-    text names a point's cluster then, and only then."""
+    text names a point's cluster then, and only then. ``bind``: the sliders' CSS selectors (see ``contexts_chart``;
+    None: the released map only, as in a file)."""
     if frame.coords is None:
         return None
     n = len(occurrences)
@@ -229,6 +281,10 @@ def frame_chart(
         height=height,
         font=font,
         texts=texts_of(frame, occurrences, table),
+        live=frame.live if bind is not None else None,
+        released=(frame.controls.weights or (0.0,) * len(frame.s), frame.controls.gamma),
+        bind=bind,
+        what=METHOD_NAMES.get(frame.projection.method, frame.projection.method),
     )
 
 

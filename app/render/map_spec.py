@@ -29,7 +29,7 @@ def _number(field_name: str) -> str:
 
 # Each drawn mark's description for screen readers (its aria-label, as Vega-Lite's own names a point's
 # coordinates): "series · head · x = .., y = ..", which the browser tests read. Computed by Vega from the row.
-DESC = f"datum.series + ' · ' + datum.head + ' · x = ' + {_number('x')} + ', y = ' + {_number('y')}"
+DESC = f"datum.series + ' · ' + datum.head + ' · x = ' + {_number('px')} + ', y = ' + {_number('py')}"
 
 
 def domains(coords: np.ndarray, context_coords: np.ndarray | None) -> tuple[float, float, float, float]:
@@ -130,7 +130,7 @@ def skeleton(names: tuple[str, ...], many: bool, has_other: bool, has_query: boo
     layers = []
     if has_other:
         grey = {
-            "mark": {"type": "circle", "opacity": 1, "size": 30},
+            "mark": {"type": "circle", "clip": True, "opacity": 1, "size": 30},
             "encoding": {"description": desc, "tooltip": tooltip},
             "transform": [{"filter": f"(datum.role === '{OTHER}')"}],
         }
@@ -159,6 +159,7 @@ def skeleton(names: tuple[str, ...], many: bool, has_other: bool, has_query: boo
         {
             "mark": {
                 "type": "circle",
+                "clip": True,  # a live mix may carry points past the fixed axes
                 "cursor": "pointer",
                 "opacity": 1,
                 "size": 150,
@@ -175,6 +176,7 @@ def skeleton(names: tuple[str, ...], many: bool, has_other: bool, has_query: boo
             {
                 "mark": {
                     "type": "point",
+                    "clip": True,
                     "color": "black",
                     "filled": False,
                     "opacity": 1,
@@ -224,8 +226,8 @@ def skeleton(names: tuple[str, ...], many: bool, has_other: bool, has_query: boo
         },
         "transform": [{"calculate": DESC, "as": "desc"}],
         "encoding": {
-            "x": {"axis": axis, "field": "x", "type": "quantitative"},
-            "y": {"axis": axis, "field": "y", "type": "quantitative"},
+            "x": {"axis": axis, "field": "px", "type": "quantitative"},  # map_live.DRAWN_X: released or live
+            "y": {"axis": axis, "field": "py", "type": "quantitative"},
         },
         "layer": layers,
         "params": params,

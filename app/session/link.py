@@ -185,7 +185,7 @@ def from_query(
         weights=weights,
         gamma=read.number("g", DEFAULT.gamma, *GAMMA_RANGE, "γ"),
         layer_norm=read.flag("ln", False),
-        projection=read.choice("proj", "auto", projections.PROJECTIONS, "projection"),
+        projection=read.choice("proj", "live", projections.PROJECTIONS, "projection"),
         inflections=read.flag("infl", False),
         context=read.flag("ctx", False),
         fold_case=not read.flag("case", False, on="exact", off="fold"),

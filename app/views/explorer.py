@@ -21,6 +21,7 @@ from app.render.safe import md
 from app.render.words import mix_formula, zero_note
 from app.serving import caches, jobs, models
 from app.session import keys, widgets
+from app.views import live_bridge
 from app.views.explorer_parts.common import presenting, ss
 from app.views.explorer_parts.compare_tab import compare_tab
 from app.views.explorer_parts.embedding import embed_lines, reference_table
@@ -63,6 +64,7 @@ def live_view(
         rail, main = st.columns([1, 3.2], gap="medium")
     with rail:
         weight_notes = weights_section(num_layers)
+        live_bridge.bridge(num_layers)  # the map follows the sliders while they are dragged
         formula = st.container()
         preset_buttons(num_layers)
         fit_s_row(table, occurrences)

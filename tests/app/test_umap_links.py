@@ -21,7 +21,7 @@ from app.serving.warm_up import UmapWarmUp
 from tests.conftest import frame_of, no_errors, start_app
 
 ROOT = Path(__file__).resolve().parents[2]
-LINK = dict(ex="play", word="play", w="0,1,2", g="1.5")  # 15 occurrences: UMAP; weights moved off the default
+LINK = dict(ex="play", word="play", w="0,1,2", g="1.5", proj="auto")  # 15 occurrences: UMAP; weights moved
 
 
 def test_auto_depends_on_the_number_of_points_only():

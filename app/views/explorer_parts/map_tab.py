@@ -23,6 +23,7 @@ from app.render.words import (
     same_vector_note,
 )
 from app.session import keys, widgets
+from app.views import live_bridge
 from app.views.explorer_parts.common import KEEP, chart, presenting, ss
 
 
@@ -71,13 +72,15 @@ def colour_choices(frame: Frame, occurrences) -> list[str]:
     )
 
 
-def map_figure(frame: Frame, occurrences, table, model_name: str, projector: bool = False):
+def map_figure(frame: Frame, occurrences, table, model_name: str, projector: bool = False, live: bool = False):
     """The contexts map of the current frame, titled with its settings: what the map tab draws and what the Export
     tab saves (built again there, since only the open tab is drawn and a saved copy could be an older mix's).
     A Vega-Lite chart (``app.render.map_chart``); ``projector``: presentation mode's larger type and shorter map (the rail's
-    sliders and the whole map on one 1,024 x 768 screen)."""
+    sliders and the whole map on one 1,024 x 768 screen); ``live``: the map follows the rail's sliders while one
+    is dragged (``app.render.map_live``; a file draws the released map)."""
     colour_choices(frame, occurrences)
     title = frame_title(frame, model_name)
+    bind = live_bridge.slider_inputs(table.num_layers) if live else None
     if projector:
         return map_chart.frame_chart(
             frame,
@@ -87,8 +90,9 @@ def map_figure(frame: Frame, occurrences, table, model_name: str, projector: boo
             title=title,
             height=figures.PROJECTOR_MAP_HEIGHT,
             font=figures.PROJECTOR_FONT,
+            bind=bind,
         )
-    return map_chart.frame_chart(frame, occurrences, table, ss[keys.COLOR_BY], title=title)
+    return map_chart.frame_chart(frame, occurrences, table, ss[keys.COLOR_BY], title=title, bind=bind)
 
 
 def map_file(frame: Frame, occurrences, table, model_name: str, kind: str) -> bytes:
@@ -129,7 +133,7 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
     )
     color_by = ss[keys.COLOR_BY]
     settings = exports.Settings.of_frame(frame, model_name)
-    fig = map_figure(frame, occurrences, table, model_name, projector=presenting())
+    fig = map_figure(frame, occurrences, table, model_name, projector=presenting(), live=True)
     st.html(map_chart.TOOLTIP_CSS)  # the hover text at 15 px (Streamlit's is 12)
     # a click on an occurrence selects it (map_spec.PICK): the next run makes it the neighbours query
     st.vega_lite_chart(

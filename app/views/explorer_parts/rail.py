@@ -20,7 +20,7 @@ def set_weights(preset: str, num_layers: int) -> None:
 
 def reset_controls(num_layers: int) -> None:
     set_weights("equal", num_layers)
-    ss[keys.GAMMA], ss[keys.LAYER_NORM], ss[keys.PROJECTION] = 1.0, False, "auto"
+    ss[keys.GAMMA], ss[keys.LAYER_NORM], ss[keys.PROJECTION] = 1.0, False, "live"
 
 
 # ---- the rail -----------------------------------------------------------------------------------------------

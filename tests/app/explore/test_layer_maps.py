@@ -12,7 +12,9 @@ from app.explore.layer_maps import layer_maps
 
 def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
     table, occ = bank
-    frame = compute_frame(table, occ, Controls(same_word=False, weights=(0.0, 0.0, 0.0)), word="bank")
+    frame = compute_frame(
+        table, occ, Controls(same_word=False, weights=(0.0, 0.0, 0.0), projection="auto"), word="bank"
+    )
     maps = layer_maps(table, frame)
     assert maps.method == "pca" and len(maps.coords) == 4 and maps.names[-1].startswith("ELMo mix")
     np.testing.assert_array_equal(maps.coords[-1], frame.coords[:6])
@@ -23,7 +25,9 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
     fit = projections.pca_2d(projections.l2_normalise(table.layers()[2][frame.rows]))
     np.testing.assert_allclose(maps.coords[2], projections.procrustes_align(fit, frame.coords[:6]), atol=1e-9)
     assert np.sum((maps.coords[2] - frame.coords[:6]) ** 2) <= np.sum((fit - frame.coords[:6]) ** 2) + 1e-12
-    moved = compute_frame(table, occ, Controls(same_word=False, weights=(0.0, 0.0, 3.0)), frame, word="bank")
+    moved = compute_frame(
+        table, occ, Controls(same_word=False, weights=(0.0, 0.0, 3.0), projection="auto"), frame, word="bank"
+    )
     again = layer_maps(table, moved, maps)
     assert again.fits is maps.fits  # the layers did not change: their fits are reused, only re-aligned
     assert (
@@ -32,3 +36,15 @@ def test_layer_maps_are_aligned_to_the_mix_and_reused(bank):
         )
         is None
     )
+
+
+def test_on_the_fixed_axes_each_layer_is_the_mix_with_its_weight_alone(bank):
+    table, occ = bank
+    frame = compute_frame(table, occ, Controls(same_word=False, weights=(0.0, 1.0, 0.0), gamma=1.5), word="bank")
+    maps = layer_maps(table, frame)
+    assert maps.method == "live" and len(maps.coords) == 4
+    for j in range(3):
+        one_hot = np.eye(3)[j]
+        np.testing.assert_allclose(maps.coords[j], frame.live.coords(one_hot, 1.5)[:6])
+    np.testing.assert_array_equal(maps.coords[-1], frame.coords[:6])
+    assert np.ptp(maps.coords[0], axis=0).max() < 1e-9  # layer 0: one spelling, one spot, on the same axes

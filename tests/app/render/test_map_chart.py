@@ -12,7 +12,7 @@ import pytest
 from app.explore import inputs
 from app.explore.controls import Controls
 from app.explore.frame import compute_frame
-from app.render import figures, map_chart, map_spec, map_texts
+from app.render import figures, map_chart, map_live, map_spec, map_texts
 
 TITLE = "“bank” · default · s = 0.33 / 0.33 / 0.33 · γ = 1 · PCA"
 
@@ -151,7 +151,7 @@ def test_screen_reader_descriptions_are_computed_by_vega_as_before():
     lines, occ = _lines()
     coords = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [-2.25, -1.0]])
     chart = map_chart.contexts_chart(coords, occ, lines, "label", selected=1)
-    assert chart.spec["transform"] == [{"calculate": map_spec.DESC, "as": "desc"}]
+    assert chart.spec["transform"] == [*map_live.released_position(), {"calculate": map_spec.DESC, "as": "desc"}]
     svg = vlc.vegalite_to_svg({**chart.to_dict(), "width": 500})
     labels = re.findall(r'aria-label="([^"]*)"', svg)
     expected = [f"{r['series']} · {r['head']} · x = {r['x']:.6f}, y = {r['y']:.6f}" for r in chart.data.to_pylist()]

@@ -37,9 +37,13 @@ def test_the_mix_formula_and_the_notes(bank):
     assert words.zero_note(zero).startswith(
         "2 of the 6 occurrences have an all-zero vector in this mix (numbered #2, #6)"
     )
-    assert "Mix + projection:" in words.map_caption(frame) and words.map_caption(frame).startswith(
+    fitted = compute_frame(
+        table, occ, Controls(same_word=False, weights=(0.0, 0.0, 2.0), gamma=0.5, projection="auto"), word="bank"
+    )
+    assert "Mix + projection:" in words.map_caption(fitted) and words.map_caption(fitted).startswith(
         "PCA of the 6 occurrence vectors (cosine"
     )
+    assert words.map_caption(frame).startswith("Fixed axes: each point is what a task model receives, [x_k; γ·ELMo_k]")
     with_context = compute_frame(
         table, occ, Controls(same_word=False, weights=(0.0, 0.0, 0.0), context=True), word="bank"
     )
