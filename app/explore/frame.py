@@ -310,11 +310,14 @@ def compute_frame(
     signature = (model_key, tuple(rows.tolist()), tuple(context_rows.tolist()))
     memo = previous
     live_key = (signature, controls.layer_norm)
-    point_layers = table.layers(controls.layer_norm)[:, np.concatenate([rows, context_rows])]
-    if memo is not None and memo.live_basis is not None and memo.live_basis[0] == live_key:
-        axes = memo.live_basis[1]
-    else:
-        axes = live_map.fixed_axes(point_layers, len(rows)) if len(rows) >= projections.MIN_POINTS_FOR_MAP else None
+
+    def point_layers() -> np.ndarray:  # (L + 1, n + c, D): copied only when an axis is fitted
+        return table.layers(controls.layer_norm)[:, np.concatenate([rows, context_rows])]
+
+    kept = memo.live_basis if memo is not None else None
+    axes = kept[1] if kept is not None and kept[0] == live_key else None
+    if axes is None and controls.projection == "live" and len(rows) >= projections.MIN_POINTS_FOR_MAP:
+        axes = live_map.fixed_axes(point_layers(), len(rows))  # once per set of points: a move refits nothing
     base_layout = memo.base_layout if memo is not None else None
     if controls.projection == "live":
         live = axes
@@ -325,7 +328,7 @@ def compute_frame(
         )
     else:
         proj, base_layout = _layout(table, rows, context_rows, points, same, controls, signature, base_layout)
-        live = None if proj.coords is None else live_map.preview(point_layers, len(rows), s, proj.coords)
+        live = None if proj.coords is None else live_map.preview(point_layers(), len(rows), s, proj.coords)
     map_ms = (time.perf_counter() - start) * 1000
 
     n = len(occurrences)
@@ -356,7 +359,7 @@ def compute_frame(
         projection=proj,
         base_layout=base_layout,
         live=live,
-        live_basis=None if axes is None else (live_key, axes),
+        live_basis=(live_key, axes) if axes is not None else kept,
         query=_query(controls, clicked, previous, word, n),
         clicked=clicked,
         panel_names=names,
