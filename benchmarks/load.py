@@ -1,19 +1,31 @@
 """Load test of the explorer: N sessions at once, each speaking Streamlit's websocket protocol as a browser tab
-does, that open a link, type sentence sets and move a layer-weight slider; prints each action's median and p95
-latency and the servers' memory.
+does, that open a link, type sentence sets, move a layer-weight slider and drag it; prints each action's median and
+p95 latency, the messages a drag sends, the bytes a set costs, and the servers' memory.
 
     python -m benchmarks.load                                  # its own server on 127.0.0.1, 8 sessions
     python -m benchmarks.load --sessions 30 --replicas 2       # its own 2 replicas behind HAProxy (deploy/)
     python -m benchmarks.load --url http://127.0.0.1:8501 --pid 1234   # any running server or balancer
+    python -m benchmarks.load --sessions 30 --browser-drags 5  # and a real Chromium that drags w_2 meanwhile
 
 First one warm-up visit per replica (``--cold``: none), as the teacher who tried the link before the class: the
 sessions then meet servers that have loaded the model and the libraries. Then all sessions at once. A session:
 GET the page (as a browser does first; through a balancer this sets its sticky cookie, which the websocket then
 sends), open the websocket, run the page with the link's query (``--open``, default the bank example), then take
 sentence sets from a shared queue until none are left (or ``--seconds`` passed): type one into the text box, then
-move the top layer's slider ``--moves`` times. Three timings: open (GET to the first run finished), new set,
-slider move (each: the request sent to the run finished). A slider inside a fragment is moved as the browser
-moves it, as a rerun of that fragment only. What a tab does not do here: load the page's JavaScript and draw.
+move the top layer's slider ``--moves`` times (one step, as the keyboard moves it), then drag it ``--drags`` times
+(a whole unit). Four timings: open (GET to the first run finished), new set, slider move, release to map (each: the
+request sent to the run finished). A slider inside a fragment is moved as the browser moves it, as a rerun of that
+fragment only. What a tab does not do here: load the page's JavaScript and draw.
+
+A drag, as the protocol sees it: while the button is down the browser redraws the map itself (the Vega params bound
+to the slider, app/render/map_live.py) and sends nothing, since a Streamlit slider tells the server its value only on
+release; the release sends ONE rerun with the new value. So a session's drag is that one BackMsg, and the session
+counts the BackMsgs it sends before and at the release (0 and 1: what this client sends, by construction). What a
+real page sends is measured by ``--browser-drags K``: one headless Chromium (benchmarks/live_drag.py), alongside the
+N sessions, opens the same link and drags the w_2 slider K times with the mouse, counting the websocket frames the
+page sent while the button was down and at the release (Chrome's performance log) and the release to the end of the
+run it started, in the page. Bytes per set: the websocket payload a session received for a new set's run (cached
+large messages arrive as references; a new set's map is new), and of it the map's Arrow data (its Vega-Lite rows).
 
 Every action is checked against what the page shows, read from the page's own messages: no exception or error
 box; the word in the page's URL (which the app keeps in sync with the view) occurs in the page's text box; the
@@ -57,7 +69,7 @@ OCCURRENCE = (
     "occurrence"  # app.render.map_spec.OCCURRENCE: the map's rows that are the word's occurrences (not the grey
 )
 # other words, not the query's ring)
-MAX_SESSIONS = 64
+MAX_SESSIONS = 100
 CACHE_RUNS = 2  # runs a cached message survives unused (the browser, too, drops what recent runs did not use)
 
 
@@ -166,6 +178,11 @@ def vega_rows(chart) -> list[dict]:
     return [row for blob in blobs if blob for row in pa.ipc.open_stream(blob).read_all().to_pylist()]
 
 
+def arrow_bytes(chart) -> int:
+    """The size of a Vega-Lite chart element's Arrow data (its datasets and inline data), bytes."""
+    return sum(len(d.data.data) for d in chart.datasets) + len(chart.data.data)
+
+
 @dataclass
 class Page:
     """What the page shows, from the messages of its runs: widgets by key, the map, the URL's query."""
@@ -173,6 +190,7 @@ class Page:
     query: str = ""
     widgets: dict = field(default_factory=dict)  # user key -> (widget id, fragment id, element proto)
     map_rows: list[dict] | None = None  # the contexts map's points (``vega_rows``); None: no map drawn
+    map_bytes: int = 0  # the size of the map's Arrow data in the last run
     errors: list[str] = field(default_factory=list)
 
     def params(self) -> dict[str, str]:
@@ -203,6 +221,8 @@ class Session:
         self.runs = 0
         self.text = ""  # the last text typed
         self.replica = ""  # behind deploy/haproxy.cfg: the replica that holds the session
+        self.sent = 0  # BackMsgs sent on the websocket
+        self.run_bytes = 0  # websocket payload received during the last run (bytes as they travelled)
 
     async def open(self, query: str) -> None:
         import websockets
@@ -254,7 +274,9 @@ class Session:
             else:  # a slider's value travels as an array (one value, or a range's two)
                 w.double_array_value.data.extend([float(value)])
         self.page.errors, self.page.map_rows = [], None  # both full and fragment runs draw the map anew
+        self.page.map_bytes = 0
         await self.ws.send(msg.SerializeToString())
+        self.sent += 1
         await self._until_finished()
 
     async def _until_finished(self) -> None:
@@ -266,8 +288,10 @@ class Session:
             ForwardMsg.FINISHED_WITH_COMPILE_ERROR,
         )
         deadline = time.monotonic() + self.timeout
+        self.run_bytes = 0
         while True:
             data = await asyncio.wait_for(self.ws.recv(), max(1.0, deadline - time.monotonic()))
+            self.run_bytes += len(data)
             fwd = ForwardMsg()
             fwd.ParseFromString(data)
             if fwd.WhichOneof("type") == "ref_hash":  # a large message this tab has: take it from the cache
@@ -299,6 +323,7 @@ class Session:
             self.page.widgets[key] = (widget_id, fragment_id, widget)
             if key == MAP_KEY:
                 self.page.map_rows = vega_rows(widget)
+                self.page.map_bytes = arrow_bytes(widget)
 
     # ---- checks of what the page shows ---------------------------------------------------------------------
     def page_text(self) -> str:
@@ -352,12 +377,55 @@ async def warm_up(url: str, replicas: int, query: str, timeout: float) -> list[s
     return sorted(set(seen))
 
 
-async def drive(args, url: str, sets: list[str]) -> tuple[dict[str, list[float]], list[str], int, dict[str, int]]:
-    """Runs the sessions; returns (timings per action, errors, sets done, sessions per replica)."""
+def slider_target(current: float, low: float, high: float, step: float) -> float:
+    """Where a move of ``step`` takes a slider at ``current`` in [low, high]: up by ``step``, or down by it where
+    up would pass ``high`` (rounded to 0.1, the sliders' step)."""
+    up = current + step
+    return round(up if up <= high + 1e-9 else current - step, 1)
+
+
+@dataclass
+class Traffic:
+    """What the sessions measured besides the timings: BackMsgs sent per drag, before and at the release, and the
+    bytes of each new set's run and of its map's Arrow data."""
+
+    drag_before_release: list[int] = field(default_factory=list)
+    drag_at_release: list[int] = field(default_factory=list)
+    set_bytes: list[int] = field(default_factory=list)
+    map_bytes: list[int] = field(default_factory=list)
+
+
+async def slide(s: Session, layer: int, step: float) -> tuple[float, float, list[str]]:
+    """Moves w_``layer`` by ``step`` (see ``slider_target``) as the browser does on release: one rerun with the
+    new value (of its fragment, if it is in one). Returns (seconds to the run's end, the value, problems)."""
+    key = f"explorer_w_{layer}"
+    if key not in s.page.widgets:
+        return 0.0, 0.0, [f"the page has no slider {key}"]
+    _, fragment, slider = s.page.widgets[key]
+    before = s.page.map_points()
+    current = weights_in(s.page.query) or [0.0] * (layer + 1)
+    value = slider_target(current[layer], slider.min, slider.max, step)
+    start = time.monotonic()
+    await s.rerun({key: value}, fragment=fragment)
+    seconds = time.monotonic() - start
+    problems = s.check_map()
+    shown = weights_in(s.page.query)
+    if not problems and (len(shown) <= layer or abs(shown[layer] - value) > 1e-9):
+        problems = [f"moved w_{layer} to {value}, the URL says w={shown}"]
+    if not problems and before and s.page.map_points() == before:  # (no map: nothing to move)
+        problems = [f"moved w_{layer} to {value}, the map did not change"]
+    return seconds, value, problems
+
+
+async def drive(
+    args, url: str, sets: list[str]
+) -> tuple[dict[str, list[float]], list[str], int, dict[str, int], Traffic]:
+    """Runs the sessions; returns (timings per action, errors, sets done, sessions per replica, traffic)."""
     queue: asyncio.Queue = asyncio.Queue()
     for item in enumerate(sets):
         queue.put_nowait(item)
-    times: dict[str, list[float]] = {"open": [], "new set": [], "slider move": []}
+    times: dict[str, list[float]] = {"open": [], "new set": [], "slider move": [], "release to map": []}
+    traffic = Traffic()
     errors: list[str] = []
     replicas: collections.Counter = collections.Counter()
     done, t0 = [0], time.monotonic()
@@ -376,26 +444,25 @@ async def drive(args, url: str, sets: list[str]) -> tuple[dict[str, list[float]]
                 start = time.monotonic()
                 await s.rerun({TEXT_KEY: text})
                 times["new set"].append(time.monotonic() - start)
+                traffic.set_bytes.append(s.run_bytes)
+                if s.page.map_rows is not None:
+                    traffic.map_bytes.append(s.page.map_bytes)
                 errors.extend(f"session {index}, set {number}: {e}" for e in s.check_map())
                 for move in range(args.moves):
-                    key = f"explorer_w_{args.layer}"
-                    if key not in s.page.widgets:
-                        errors.append(f"session {index}, set {number}: the page has no slider {key}")
-                        break
-                    widget_id, fragment, slider = s.page.widgets[key]
-                    before = s.page.map_points()
-                    current = weights_in(s.page.query) or [0.0] * (args.layer + 1)
-                    value = round(current[args.layer] + (0.1 if current[args.layer] < slider.max - 0.05 else -0.1), 1)
-                    start = time.monotonic()
-                    await s.rerun({key: value}, fragment=fragment)
-                    times["slider move"].append(time.monotonic() - start)
-                    problems = s.check_map()
-                    shown = weights_in(s.page.query)
-                    if not problems and (len(shown) <= args.layer or abs(shown[args.layer] - value) > 1e-9):
-                        problems = [f"moved w_{args.layer} to {value}, the URL says w={shown}"]
-                    if not problems and before and s.page.map_points() == before:  # (no map: nothing to move)
-                        problems = [f"moved w_{args.layer} to {value}, the map did not change"]
+                    seconds, _, problems = await slide(s, args.layer, 0.1)
+                    if seconds:
+                        times["slider move"].append(seconds)
                     errors.extend(f"session {index}, set {number}, move {move + 1}: {e}" for e in problems)
+                for drag in range(args.drags):
+                    # the button down: the browser redraws the map from the bound params; this client, like the
+                    # page, sends nothing until the release
+                    sent = s.sent
+                    traffic.drag_before_release.append(s.sent - sent)
+                    seconds, _, problems = await slide(s, args.layer, 1.0)  # the release: one rerun
+                    traffic.drag_at_release.append(s.sent - sent)
+                    if seconds:
+                        times["release to map"].append(seconds)
+                    errors.extend(f"session {index}, set {number}, drag {drag + 1}: {e}" for e in problems)
                 done[0] += 1
                 if done[0] % 10 == 0:
                     print(f"  {done[0]:4d} sets  {time.monotonic() - t0:6.0f} s", flush=True)
@@ -405,14 +472,104 @@ async def drive(args, url: str, sets: list[str]) -> tuple[dict[str, list[float]]
             await s.close()
 
     await asyncio.gather(*(one(i) for i in range(args.sessions)))
-    return times, errors, done[0], dict(replicas)
+    return times, errors, done[0], dict(replicas), traffic
+
+
+class BrowserDrags(threading.Thread):
+    """``--browser-drags``: one headless Chromium (benchmarks.live_drag.DragBrowser, 1,400 x 1,000) that opens
+    ``url`` and drags the w_``layer`` slider ``count`` times with the mouse while the sessions run. ``result``:
+    its open and each drag's figures; ``error``: what stopped it."""
+
+    def __init__(self, url: str, count: int, layer: int, timeout: float):
+        super().__init__(daemon=True)
+        self.url, self.count, self.layer, self.timeout = url, count, layer, timeout
+        self.result: dict = {"drags": []}
+        self.error = ""
+        self.t0 = time.monotonic()
+
+    def run(self) -> None:
+        from benchmarks.live_drag import DragBrowser
+
+        browser = None
+        try:
+            browser = DragBrowser(1400, 1000)
+            self.result["open"] = browser.open(self.url, self.timeout)
+            for _ in range(self.count):
+                at = time.monotonic() - self.t0
+                drag = browser.drag(f".st-key-explorer_w_{self.layer}", timeout=self.timeout)
+                drag["at_s"] = at  # the drag's start, seconds after the sessions started
+                self.result["drags"].append(drag)
+                time.sleep(0.5)
+        except Exception as err:
+            self.error = f"{type(err).__name__}: {err}"
+        finally:
+            if browser is not None:
+                browser.close()
+
+
+def p95(values: list[float]) -> float:
+    """The 95th percentile (inclusive method: between the values, never outside them); the value itself for one."""
+    return statistics.quantiles(values, n=20, method="inclusive")[-1] if len(values) > 1 else values[0]
 
 
 def summary(values: list[float]) -> dict:
     if not values:
         return {"n": 0}
-    p95 = statistics.quantiles(values, n=20, method="inclusive")[-1] if len(values) > 1 else values[0]
-    return {"n": len(values), "median_s": statistics.median(values), "p95_s": p95, "max_s": max(values)}
+    return {"n": len(values), "median_s": statistics.median(values), "p95_s": p95(values), "max_s": max(values)}
+
+
+def browser_problems(result: dict) -> list[str]:
+    """The browser's drags that sent a frame while the button was down, or other than one at the release, or left
+    the map unmoved."""
+    out = []
+    for i, d in enumerate(result.get("drags", []), 1):
+        if d["sent_during"] or d["sent_at_release"] != 1:
+            out.append(f"browser drag {i}: {d['sent_during']} frames sent during it, {d['sent_at_release']} at release")
+        if not d["redraws"] or not d["labels_moved_before_release"]:
+            out.append(f"browser drag {i}: the map did not move while the button was down")
+    return out
+
+
+def drag_messages(traffic: Traffic, browser: dict | None) -> dict:
+    """The messages per drag (sessions: BackMsgs; browser: websocket frames sent), before and at the release, and
+    the bytes per set, as figures and as the lines to print."""
+
+    def counts(values: list[int]) -> dict[int, int]:
+        return dict(sorted(collections.Counter(values).items()))
+
+    out = {
+        "sessions_before_release": counts(traffic.drag_before_release),
+        "sessions_at_release": counts(traffic.drag_at_release),
+        "set_bytes": summary([float(b) for b in traffic.set_bytes]),
+        "map_arrow_bytes": summary([float(b) for b in traffic.map_bytes]),
+    }
+    lines = [
+        f"messages per drag, sessions ({len(traffic.drag_at_release)} drags; count: drags): before the release "
+        f"{out['sessions_before_release']}, at the release {out['sessions_at_release']}"
+    ]
+    if browser is not None:
+        drags = browser.get("drags", [])
+        out["browser_during"] = [d["sent_during"] for d in drags]
+        out["browser_at_release"] = [d["sent_at_release"] for d in drags]
+        out["browser_redraws"] = [d["redraws"] for d in drags]
+        lines.append(
+            f"browser ({len(drags)} mouse drags on w_2): websocket frames sent while the button was down "
+            f"{out['browser_during']}, at the release {out['browser_at_release']}; map redraws during each "
+            f"{out['browser_redraws']}"
+            + (f"; open {browser['open']['open_s']:.2f} s" if "open" in browser else "")
+            + "; drags began at "
+            + ", ".join(f"{d.get('at_s', 0):.0f}" for d in drags)
+            + " s"
+        )
+    for name in ("set_bytes", "map_arrow_bytes"):
+        f = out[name]
+        if f["n"]:
+            what = "received for a new set's run" if name == "set_bytes" else "of it the map's Arrow data"
+            lines.append(
+                f"bytes {what}: median {f['median_s']:,.0f}, p95 {f['p95_s']:,.0f}, max {f['max_s']:,.0f} "
+                f"({f['n']} sets)"
+            )
+    return {**out, "lines": lines}
 
 
 def server_env() -> dict[str, str]:
@@ -432,7 +589,15 @@ def main() -> int:
         help="sentence sets in all, shared out to the sessions (default: 2 per session)",
     )
     parser.add_argument("--sentences", type=int, default=30, help="sentences per set")
-    parser.add_argument("--moves", type=int, default=3, help="slider moves after each set")
+    parser.add_argument("--moves", type=int, default=3, help="slider moves (one step) after each set")
+    parser.add_argument("--drags", type=int, default=1, help="slider drags (a whole unit) after the moves")
+    parser.add_argument(
+        "--browser-drags",
+        type=int,
+        default=0,
+        help="also run one headless Chromium alongside the sessions that drags the slider this many times "
+        "with the mouse (benchmarks/live_drag.py) and counts the websocket frames it sends",
+    )
     parser.add_argument("--layer", type=int, default=2, help="the layer whose slider moves")
     parser.add_argument("--open", default="ex=bank&word=bank", help="the link's query string every session opens")
     parser.add_argument("--seconds", type=float, default=600, help="stop handing out sets after this long")
@@ -465,6 +630,13 @@ def main() -> int:
     args.sets = 2 * args.sessions if args.sets is None else args.sets
     if not 0 <= args.sets <= 1000:
         parser.error("--sets must be 0..1000")
+    if not 0 <= args.drags <= 20 or not 0 <= args.browser_drags <= 50:
+        parser.error("--drags must be 0..20 and --browser-drags 0..50")
+    if args.browser_drags:
+        from benchmarks.live_drag import browser_missing
+
+        if browser_missing():
+            parser.error(f"--browser-drags: {browser_missing()}")
     sets = sentence_sets(args.sets, args.sentences)
 
     from deploy.replicas import Cluster
@@ -486,13 +658,26 @@ def main() -> int:
         watch = MemoryWatch(pids)
         print(
             f"{args.sessions} sessions, {len(sets)} sets of {args.sentences} sentences, {args.moves} slider moves "
-            f"each; {what}; server RSS after start {started:,.0f} MiB"
+            f"and {args.drags} drags each"
+            + (f", a browser dragging {args.browser_drags} times" if args.browser_drags else "")
+            + f"; {what}; server RSS after start {started:,.0f} MiB"
             + ("" if args.cold else f", after a warm-up visit {sum(watch.start.values()):,.0f} MiB"),
             flush=True,
         )
+        browser = None
+        if args.browser_drags:
+            browser = BrowserDrags(f"{url}/?{args.open}", args.browser_drags, args.layer, args.timeout)
+            browser.start()
         t0, own_cpu = time.monotonic(), time.process_time()
-        times, errors, done, replicas = asyncio.run(drive(args, url, sets))
+        times, errors, done, replicas, traffic = asyncio.run(drive(args, url, sets))
         elapsed, own_cpu = time.monotonic() - t0, time.process_time() - own_cpu  # the sessions' side, on this machine
+        if any(n != 1 for n in traffic.drag_at_release):
+            errors.append(f"a session's drag sent other than one message: {traffic.drag_at_release}")
+        if browser is not None:
+            browser.join(args.timeout + 60)
+            if browser.error:
+                errors.append(f"browser: {browser.error}")
+            errors.extend(browser_problems(browser.result))
         time.sleep(2)  # let the last runs' garbage go
         memory = watch.stop()
     finally:
@@ -501,6 +686,8 @@ def main() -> int:
     if cluster is not None and not errors:
         shutil.rmtree(cluster.log_dir, ignore_errors=True)  # the servers' logs are kept only when something failed
     figures = {name: summary(v) for name, v in times.items()}
+    if browser is not None and browser.result["drags"]:
+        figures["browser release to map"] = summary([d["release_to_map_s"] for d in browser.result["drags"]])
     print(
         f"done: {done} of {len(sets)} sets in {elapsed:.0f} s, {len(errors)} errors"
         + (f" (the servers' logs: {cluster.log_dir})" if cluster and errors else "")
@@ -509,10 +696,13 @@ def main() -> int:
         print("  error:", e)
     if args.replicas or any(name != "(no balancer)" for name in replicas):
         print("sessions per replica:", ", ".join(f"{k} {v}" for k, v in sorted(replicas.items())))
-    print(f"{'action':12s} {'n':>4s} {'median':>8s} {'p95':>8s} {'max':>8s}")
+    print(f"{'action':22s} {'n':>4s} {'median':>8s} {'p95':>8s} {'max':>8s}")
     for name, f in figures.items():
         if f["n"]:
-            print(f"{name:12s} {f['n']:4d} {f['median_s']:7.2f}s {f['p95_s']:7.2f}s {f['max_s']:7.2f}s")
+            print(f"{name:22s} {f['n']:4d} {f['median_s']:7.2f}s {f['p95_s']:7.2f}s {f['max_s']:7.2f}s")
+    messages = drag_messages(traffic, browser.result if browser is not None else None)
+    for line in messages["lines"]:
+        print(line)
     if pids:
         print(
             f"server RSS (MiB): start {sum(memory['start_mb'].values()):,.0f}, peak of the sum "
@@ -536,6 +726,8 @@ def main() -> int:
                     "timings": figures,
                     "replicas": replicas,
                     "memory": memory,
+                    "drag_messages": {k: v for k, v in messages.items() if k != "lines"},
+                    "browser": browser.result if browser is not None else None,
                     "raw": times,
                 },
                 indent=1,
