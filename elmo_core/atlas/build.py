@@ -85,6 +85,7 @@ def build_atlas(
     progress: Callable[[str], None] | None = None,
     advance: Callable[[int], None] = lambda n: None,
     stop: Callable[[], type[BaseException] | None] = lambda: None,
+    planned: Callable[[int], None] = lambda n: None,
 ) -> dict | None:
     """Build the atlas of ``corpus`` (one whitespace-tokenized sentence per line) into the folder ``out``.
 
@@ -93,7 +94,8 @@ def build_atlas(
         min_count, stop_words: which words are kept (``elmo_core.atlas.words``).
         batch_size, max_tokens: the biLM calls, as ``embed``'s options (``plan_batches``).
         ranks: this process's place in a torchrun job (default: one process, ``Ranks(0, 1, 0)``).
-        progress: one line now and then (ranks' units, the merge's stages); advance(n): n more sentences done.
+        progress: one line now and then (ranks' units, the merge's stages); advance(n): n more sentences done;
+        planned(n): called once, before embedding, with the number of sentences to embed (those with a kept word).
     Returns: the manifest on the rank that wrote the atlas, None on the others.
     Raises: FileNotFoundError, ValueError for a bad corpus or output; whatever embedding or writing raises.
     """
@@ -108,6 +110,7 @@ def build_atlas(
     bounds = np.searchsorted(table[:, 1], np.arange(len(sentences) + 1))
     todo = np.flatnonzero(np.diff(bounds)).tolist()  # the sentences with a kept word: only these are embedded
     sub = [sentences[i] for i in todo]
+    planned(len(sub))
     lengths = [len(s) for s in sub]
     units = plan_units(plan_batches(lengths, batch_size, max_tokens), lengths)
     model = {"name": model_name, "weights_sha256": weights_sha256(embedder)}

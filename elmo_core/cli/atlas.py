@@ -44,9 +44,10 @@ def cmd_atlas_build(args) -> int:
             batch_size=args.batch_size,
             max_tokens=args.max_tokens,
             ranks=ranks,
-            progress=None if args.quiet else _say,
+            progress=None if args.quiet or one else _say,
             advance=bar.update,
             stop=interrupted,
+            planned=lambda n: setattr(bar, "total", n),
         )
     if manifest is not None:
         c = manifest["counts"]
