@@ -62,7 +62,10 @@ def read_index(path: Path):
 
 def search(index, query: np.ndarray, n: int) -> np.ndarray:
     """The ids of (up to) ``n`` approximate nearest rows to ``query`` float32 (D,) (unit length) in the index,
-    best first; efSearch is raised to n (HNSW looks at no more than efSearch candidates)."""
-    index.hnsw.efSearch = max(n, 64)
-    _, ids = index.search(np.ascontiguousarray(query, dtype=np.float32)[None, :], n)
+    best first; efSearch is n or 64 if more (HNSW finds no more than efSearch candidates), passed with the call, so
+    that threads sharing one index do not set it for each other."""
+    import faiss
+
+    params = faiss.SearchParametersHNSW(efSearch=max(n, 64))
+    _, ids = index.search(np.ascontiguousarray(query, dtype=np.float32)[None, :], n, params=params)
     return ids[0][ids[0] >= 0]
