@@ -9,7 +9,8 @@ once as one process per entry of ``--one-threads`` (``OMP_NUM_THREADS``) and onc
 --nproc_per_node R`` (one thread per rank). The atlases are compared bit for bit (vectors, occurrence index).
 Then, on the 2-rank atlas: ``occurrences`` of random words and ``nearest`` (k = 10) of random occurrences, index
 and exact, in three mixes; recall@10 = |index top 10 & exact top 10| / 10. Writes OUT_DIR/atlas_scale.json.
-``--compare`` also times pynndescent against faiss HNSW on a sample of the index vectors (why faiss: ATLAS.md).
+``--sweep`` measures recall and p95 against the number of candidates (``--reuse``: on the atlases already in
+OUT_DIR, without building or the other queries). ``--compare`` also times pynndescent against faiss HNSW on a sample of the index vectors (why faiss: ATLAS.md).
 """
 
 from __future__ import annotations
@@ -108,6 +109,35 @@ def queries(atlas_dir: Path, n: int, seed: int = 0) -> dict:
     return result
 
 
+def sweep(atlas_dir: Path, n: int, seed: int = 0) -> list[dict]:
+    """recall@10 and p95 of ``nearest`` for several candidate counts, in mixes away from the index's equal one."""
+    from elmo_core.atlas import Atlas
+
+    atlas = Atlas.open(atlas_dir)
+    rows = np.random.default_rng(seed).choice(atlas.num_occurrences, size=n, replace=False)
+    out = []
+    for weights in ([0.0, 0.0, 1.0], [0.5, 0.5, 0.0], None):
+        queries = [np.asarray(atlas._vectors[r], dtype=np.float32) for r in rows]
+        exact = [set(atlas.nearest(q, 10, weights, exact=True).rows.tolist()) for q in queries]
+        for candidates in (100, 200, 400, 800):
+            times, recall = [], []
+            for q, want in zip(queries, exact):
+                t = time.perf_counter()
+                got = atlas.nearest(q, 10, weights, candidates=candidates)
+                times.append(time.perf_counter() - t)
+                recall.append(len(set(got.rows.tolist()) & want) / 10)
+            out.append(
+                {
+                    "weights": weights or "equal",
+                    "candidates": candidates,
+                    "recall_at_10": float(np.mean(recall)),
+                    "nearest_p95_ms": p95(times),
+                }
+            )
+            print(out[-1], file=sys.stderr, flush=True)
+    return out
+
+
 def compare(atlas_dir: Path, sample: int, n: int) -> dict:
     """pynndescent against faiss HNSW on the same sample of index vectors: build time, candidate recall@10, p95."""
     import faiss
@@ -163,6 +193,8 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--compare", type=int, default=0, help="sample size for pynndescent vs faiss (0: skip)")
+    parser.add_argument("--sweep", action="store_true", help="recall and p95 against the number of candidates")
+    parser.add_argument("--reuse", action="store_true", help="keep the atlases already in OUT_DIR (no builds)")
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     corpus = args.out_dir / "corpus.txt"
@@ -175,12 +207,15 @@ def main() -> None:
     last = None
     for threads in args.one_threads:
         folder = args.out_dir / f"one-{threads}t"
+        last = folder
+        if args.reuse and (folder / "manifest.json").exists():
+            continue
         report["builds"][f"1 process, {threads} thread(s)"] = build(corpus, folder, 1, threads)
         print(report["builds"], file=sys.stderr, flush=True)
-        last = folder
     if args.ranks > 1:
         folder = args.out_dir / f"ranks-{args.ranks}"
-        report["builds"][f"{args.ranks} ranks, 1 thread each"] = build(corpus, folder, args.ranks, 1)
+        if not (args.reuse and (folder / "manifest.json").exists()):
+            report["builds"][f"{args.ranks} ranks, 1 thread each"] = build(corpus, folder, args.ranks, 1)
         print(report["builds"], file=sys.stderr, flush=True)
         for threads in args.one_threads:
             report[f"same as 1 process, {threads} thread(s)"] = same(args.out_dir / f"one-{threads}t", folder)
@@ -190,10 +225,14 @@ def main() -> None:
     report["manifest_counts"] = manifest["counts"]
     report["bytes"] = sizes
     report["bytes_per_million_tokens"] = sum(sizes.values()) / tokens * 1e6
-    report["queries"] = queries(last, args.queries)
+    if not args.reuse:
+        report["queries"] = queries(last, args.queries)
+    if args.sweep:
+        report["sweep"] = sweep(last, args.queries)
     if args.compare:
         report["compare"] = compare(last, args.compare, args.queries)
-    (args.out_dir / "atlas_scale.json").write_text(json.dumps(report, indent=1) + "\n")
+    name = "atlas_scale_reused.json" if args.reuse else "atlas_scale.json"
+    (args.out_dir / name).write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report, indent=1))
 
 

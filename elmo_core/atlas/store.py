@@ -173,7 +173,7 @@ class Atlas:
             k: 1..N results. weights: L numbers >= 0 (not all 0), the layer weights s_j of the mix
                 sum_j s_j h_j (normalised to sum 1; None: equal). Cosine ignores ELMo's gamma.
             exact: True: score every occurrence (chunked brute force, exact); False: the index's candidates.
-            candidates: how many candidates the index proposes for exact re-ranking (default max(10 k, 100)).
+            candidates: how many candidates the index proposes for exact re-ranking (default max(20 k, 200)).
         Returns: ``Neighbours``, best first (ties: lower row first). Only which candidates are looked at is
             approximate; their cosines and order are exact (docs/ATLAS.md).
         Raises: ValueError for a query of another shape or not finite, a bad k, weights or candidates.
@@ -193,7 +193,7 @@ class Atlas:
         if exact:
             rows, scores = self._exact(mixed, w, k)
         else:
-            n = candidates if candidates is not None else max(10 * k, 100)
+            n = candidates if candidates is not None else max(20 * k, 200)
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < k:
                 raise ValueError(f"candidates must be a whole number >= k ({k}), got {candidates!r}")
             equal = np.full(self.num_layers, 1.0 / self.num_layers, dtype=np.float32)
