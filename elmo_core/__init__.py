@@ -1,8 +1,8 @@
 """elmo_core: the ELMo biLM (Peters et al., 2018) in PyTorch, exact to the reference implementations.
 
 The names below are the library's public API (``__all__``); the Explorer app imports only these. The model
-group is imported with the package (it needs torch anyway); the tokenizer (sacremoses), the probes and the
-evaluation helpers are imported on first use (``__getattr__``), so ``import elmo_core`` does not pay for them.
+group is imported with the package (it needs torch anyway); the tokenizer (sacremoses), the probes, the
+evaluation helpers and the corpus atlas are imported on first use (``__getattr__``), so ``import elmo_core`` does not pay for them.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ _LAZY = {
     "ProbeReport": "elmo_core.probes",
     "TaskResult": "elmo_core.probes",
     "model_fingerprint": "elmo_core.training.evaluate",
+    "Atlas": "elmo_core.atlas.store",  # the corpus atlas (docs/ATLAS.md): faiss on first search
+    "Neighbours": "elmo_core.atlas.store",
+    "build_atlas": "elmo_core.atlas.build",
 }
 
 __all__ = [

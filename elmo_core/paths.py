@@ -22,6 +22,7 @@ DEFAULT_MODEL_DIR = ASSETS / "default"
 # The biLMs shipped in assets/, by name: the default (LM objective + teachers) and one trained with the
 # paper's objective alone, for showing what the biLM objective learns from 8M tokens (MODEL_CARD.md of each).
 BUNDLED_MODELS = {"default": DEFAULT_MODEL_DIR, "lm-only": ASSETS / "lm-only"}
+STOP_WORDS = ASSETS / "stop_words.txt"  # the corpus atlas's stop words (elmo_core.atlas.words)
 REFERENCE_CORPUS = ASSETS / "reference"  # the explorer's reference corpus (elmo_core.data.reference reads it)
 PROBE_ASSETS = ASSETS / "probes"
 OWN_SENTENCES = PROBE_ASSETS / "sense_sentences.tsv"

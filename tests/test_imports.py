@@ -89,7 +89,15 @@ def test_no_import_loops():
 # The parts of docs/ARCHITECTURE.md, lowest first: a module imports its own part and those below only. Each
 # subpackage is one part; the base modules and the top (the package's re-exports and the command line) are named.
 BASE = {"elmo_core.paths", "elmo_core.metrics"}
-PARTS = ["base", "elmo_core.model", "elmo_core.data", "elmo_core.training", "elmo_core.probes", "top"]
+PARTS = [
+    "base",
+    "elmo_core.model",
+    "elmo_core.data",
+    "elmo_core.training",
+    "elmo_core.probes",
+    "elmo_core.atlas",
+    "top",
+]
 TOP = {"elmo_core", "elmo_core.__main__"}
 CLI = "elmo_core.cli"  # a package: one module per command, all of it in the top
 
@@ -140,6 +148,7 @@ def test_the_top_level_holds_only_the_base_and_the_top():
         "data",
         "training",
         "probes",
+        "atlas",
         "cli",
     }
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m elmo_core {embed,train,evaluate,probe,corpus,teacher,download} ...``.
+"""Command line: ``python -m elmo_core {embed,train,evaluate,probe,corpus,teacher,download,atlas} ...``.
 
 One module per command (``train`` also holds ``teacher``), each with its ``add_*_parser`` and its ``cmd_*``
 function, which only parses, calls the library and prints; ``common`` holds what several share. No library
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from elmo_core.cli.atlas import add_atlas_parser
 from elmo_core.cli.common import Stopped
 from elmo_core.cli.corpus import add_corpus_parser
 from elmo_core.cli.download import add_download_parser
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_corpus_parser(sub)
     add_teacher_parser(sub)
     add_download_parser(sub)
+    add_atlas_parser(sub)
     return parser
 
 

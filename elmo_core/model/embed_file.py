@@ -28,20 +28,30 @@ Progress: each rank reports its own units; rank 0 also counts everyone's finishe
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 import os
-import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from elmo_core.model.strict_json import loads_strict
+from elmo_core.model.shards import Ranks, _Journal, parts_folder, run_sharded
+
+__all__ = [  # Ranks, _Journal and parts_folder live in elmo_core.model.shards, shared with the atlas
+    "MERGE",
+    "MODES",
+    "Piece",
+    "Ranks",
+    "_Journal",
+    "embed_file",
+    "embed_file_sharded",
+    "parts_folder",
+    "plan_batches",
+    "plan_units",
+    "run_calls",
+    "sentence_index",
+]
 
 Piece = tuple[int, int, int]  # (sentence index, first token, end token)
 MODES = ("all", "top", "average")
@@ -184,69 +194,6 @@ def embed_file(
         raise
 
 
-@dataclass(frozen=True)
-class Ranks:
-    """This process's place in a torchrun job: ``rank`` of ``world`` (``RANK``, ``WORLD_SIZE``) and the device
-    index on its machine (``LOCAL_RANK``)."""
-
-    rank: int
-    world: int
-    local_rank: int
-
-    @classmethod
-    def from_environment(cls) -> Ranks:
-        """Raises ValueError when the torchrun variables are malformed or inconsistent."""
-        try:
-            world = int(os.environ.get("WORLD_SIZE", "1"))
-            rank = int(os.environ.get("RANK", "0"))
-            local = int(os.environ.get("LOCAL_RANK", str(rank)))
-        except ValueError:
-            raise ValueError("RANK, WORLD_SIZE and LOCAL_RANK must be whole numbers (torchrun sets them)") from None
-        if not (world >= 1 and 0 <= rank < world and local >= 0):
-            raise ValueError(f"RANK {rank} of WORLD_SIZE {world}: not a valid place in a job")
-        return cls(rank, world, local)
-
-
-def parts_folder(out: Path, identity: dict) -> Path:
-    """The hidden folder beside ``out`` that holds a sharded run's work: ``.elmo-parts-<hash of out>-<hash of
-    identity>``."""
-    where = hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:12]
-    what = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
-    return out.parent / f".elmo-parts-{where}-{what}"
-
-
-class _Journal:
-    """What the ranks have written, read from their journals (``rank-R.jsonl``): one line per sentence
-    ``{"u": unit, "i": sentence, "f": data file, "o": byte offset, "s": shape}`` and one ``{"u": unit, "done": 1}``
-    when a unit is complete. Each journal is read on from where the last read stopped; a line not yet
-    finished (a rank killed while writing it) is left for later or, in one's own journal, cut off."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-        self.read_to: dict[Path, int] = {}
-        self.done: set[int] = set()
-        self.records: dict[int, tuple[str, int, tuple[int, ...]]] = {}  # sentence -> (file, offset, shape)
-        self.ends: dict[str, int] = {}  # data file -> end of its last recorded array
-
-    def refresh(self) -> None:
-        for journal in sorted(self.folder.glob("rank-*.jsonl")):
-            start = self.read_to.get(journal, 0)
-            with open(journal, "rb") as f:
-                f.seek(start)
-                data = f.read()
-            complete = data[: data.rfind(b"\n") + 1]
-            self.read_to[journal] = start + len(complete)
-            for line in complete.splitlines():
-                entry = loads_strict(line, str(journal))
-                if "done" in entry:
-                    self.done.add(entry["u"])
-                else:
-                    shape = tuple(entry["s"])
-                    self.records[entry["i"]] = (entry["f"], entry["o"], shape)
-                    end = entry["o"] + 4 * math.prod(shape)
-                    self.ends[entry["f"]] = max(self.ends.get(entry["f"], 0), end)
-
-
 def embed_file_sharded(
     embed_batch: Callable,
     sentences: list[list[str]],
@@ -274,81 +221,34 @@ def embed_file_sharded(
     """
     import h5py
 
-    say = progress or (lambda line: None)
     units = plan_units(calls, [len(s) for s in sentences])
-    folder = parts_folder(out, identity)
-    if ranks.rank == 0:
-        prefix = folder.name.rsplit("-", 1)[0] + "-"
-        for stale in out.parent.glob(prefix + "*"):
-            if stale != folder and stale.is_dir():
-                shutil.rmtree(stale, ignore_errors=True)  # an earlier run on this output, with other settings
-    journal = _Journal(folder)
-    journal.refresh()  # nothing when the folder does not exist (yet, or any more)
-    mine = [k for k in range(len(units)) if k % ranks.world == ranks.rank]
-    todo = [k for k in mine if k not in journal.done]
-    if ranks.rank != 0 and not todo:  # e.g. a rank with no units, started after rank 0 merged and cleared
-        say(f"rank {ranks.rank}: {len(mine)} units of {len(units)}, {len(mine)} already done")
-        return False
-    folder.mkdir(exist_ok=True)
-    data_name, log_name = f"rank-{ranks.rank}.f32", f"rank-{ranks.rank}.jsonl"
-    log_path = folder / log_name
-    # Cut this rank's files back to what its journal records completely (a crash may have left a tail).
-    if log_path.exists():
-        os.truncate(log_path, journal.read_to.get(log_path, 0))
-    with open(folder / data_name, "ab") as data_file:
-        data_file.truncate(journal.ends.get(data_name, 0))
-    say(f"rank {ranks.rank}: {len(mine)} units of {len(units)}, {len(mine) - len(todo)} already done")
-    last_report = time.monotonic()
-    with open(folder / data_name, "ab") as data_file, open(log_path, "ab") as log:
-        offset = data_file.tell()
-        for count, k in enumerate(todo, 1):
-            for i, array in run_calls(embed_batch, sentences, units[k], mode, stop):
-                data_file.write(np.ascontiguousarray(array, dtype="<f4").tobytes())
-                data_file.flush()  # the array before the line that points at it
-                log.write(
-                    json.dumps({"u": k, "i": i, "f": data_name, "o": offset, "s": list(array.shape)}).encode() + b"\n"
-                )
-                offset += array.nbytes
-            log.write(json.dumps({"u": k, "done": 1}).encode() + b"\n")
-            log.flush()
-            if time.monotonic() - last_report > 2 or count == len(todo):
-                last_report = time.monotonic()
-                line = f"rank {ranks.rank}: {len(mine) - len(todo) + count}/{len(mine)} units"
-                if ranks.rank == 0:
-                    journal.refresh()
-                    line += f"; all ranks {len(journal.done)}/{len(units)}"
-                say(line)
-    if ranks.rank != 0:
-        return False
-    while True:  # the other ranks' units; if one dies, torchrun stops or restarts this process too
-        journal.refresh()
-        if len(journal.done) >= len(units):
-            break
-        stopped = stop()
-        if stopped is not None:
-            raise stopped()
-        if time.monotonic() - last_report > 5:
-            last_report = time.monotonic()
-            say(f"rank 0: waiting for {len(units) - len(journal.done)} of {len(units)} units from the other ranks")
-        time.sleep(poll_seconds)
-    file_mode = new_file_mode(out)
-    tmp = folder / MERGE  # in the parts folder: a merge killed half way is overwritten by the next, never left
-    maps: dict[str, np.memmap] = {}
-    try:
-        with h5py.File(tmp, "w") as f:
-            for i in range(len(sentences)):
-                name, offset, shape = journal.records[i]
-                if name not in maps:
-                    maps[name] = np.memmap(folder / name, dtype="<f4", mode="r")
-                count = math.prod(shape)
-                f.create_dataset(str(i), data=maps[name][offset // 4 : offset // 4 + count].reshape(shape))
-            f.create_dataset("sentence_to_index", data=sentence_index(sentences))
-        _place(tmp, out, file_mode)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    finally:
-        maps.clear()
-    shutil.rmtree(folder, ignore_errors=True)
-    say(f"rank 0: merged {len(units)} units from {ranks.world} ranks into {out}")
-    return True
+
+    def run_unit(k: int):
+        return run_calls(embed_batch, sentences, units[k], mode, stop)
+
+    def merge(folder: Path, read: Callable[[int], np.ndarray]) -> None:
+        file_mode = new_file_mode(out)
+        tmp = folder / MERGE  # in the parts folder: a merge killed half way is overwritten by the next, never left
+        try:
+            with h5py.File(tmp, "w") as f:
+                for i in range(len(sentences)):
+                    f.create_dataset(str(i), data=read(i))
+                f.create_dataset("sentence_to_index", data=sentence_index(sentences))
+            _place(tmp, out, file_mode)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+    return run_sharded(
+        run_unit,
+        len(units),
+        len(sentences),
+        out,
+        ranks,
+        identity,
+        merge,
+        "<f4",
+        progress,
+        stop=stop,
+        poll_seconds=poll_seconds,
+    )
