@@ -28,7 +28,7 @@ import numpy as np
 
 from app.explore.blas import one_blas_thread
 
-GAMMA_REFERENCE = 1.5  # the fixed axes hold every point of every mix up to this γ (beyond it outer ones may leave)
+GAMMA_REFERENCE = 1.0  # the fixed axes hold every point of every mix up to this γ (beyond it outer ones may leave)
 
 
 @dataclass(frozen=True)

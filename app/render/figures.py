@@ -265,7 +265,7 @@ def side_separation(frame) -> go.Figure | None:
     return fig
 
 
-PROJECTOR_MAP_HEIGHT = 470  # px, presentation mode's contexts map (520 elsewhere): it fits beside the weights rail
+PROJECTOR_MAP_HEIGHT = 480  # px, presentation mode's map (520 elsewhere): the rail and the whole map fit 1,024 x 768
 PROJECTOR_FONT = 15  # presentation mode: the charts' type, up from plotly's 12 px (the page's type goes to 19 px)
 
 

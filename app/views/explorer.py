@@ -18,7 +18,7 @@ from app.explore import activations, inputs
 from app.explore.frame import compute_frame
 from app.explore.frame_neighbours import Reference
 from app.render.safe import md
-from app.render.words import mix_formula, zero_note
+from app.render.words import mix_formula, word_summary, zero_note
 from app.serving import caches, jobs, models
 from app.session import keys, widgets
 from app.views import live_bridge
@@ -63,16 +63,18 @@ def live_view(
     with st.container(key=keys.key("live")):  # the rail's width and the map row's reflow: streamlit_app.py
         rail, main = st.columns([1, 3.2], gap="medium")
     with rail:
-        weight_notes = weights_section(num_layers)
+        weights_section(num_layers, presenting())
         live_bridge.bridge(num_layers)  # the map follows the sliders while they are dragged
+        map_controls(presenting())
         formula = st.container()
         preset_buttons(num_layers)
         fit_s_row(table, occurrences)
-        if not presenting():
-            map_controls()
+        case_note = word_summary(word, occurrences)[1]  # layer 0 splits the capitals: beside the sliders
+        if case_note:
+            st.caption(case_note)
         share = st.container()  # the copy-link row, filled once the view is known
     with main:
-        frame_and_tabs(model, table, word, occurrences, weight_notes, formula, share)
+        frame_and_tabs(model, table, word, occurrences, formula, share)
     sync_url(num_layers, model)
     widgets.remember(ss)
 
@@ -82,11 +84,10 @@ def frame_and_tabs(
     table: activations.TokenTable,
     word: str,
     occurrences: list[inputs.Occurrence],
-    weight_notes: list,
     formula,
     share,
 ) -> None:
-    """Computes the frame for the current controls, writes s and the formula beside the sliders, then draws the
+    """Computes the frame for the current controls, writes the formula under the rail's controls, then draws the
     share row (into ``share`` when given: the rail) and the open tab."""
     num_layers = table.num_layers
     n = len(occurrences)
@@ -109,8 +110,6 @@ def frame_and_tabs(
         )
     ss[FRAME] = frame
     ss[keys.QUERY] = frame.query  # before the selectbox is drawn, so a click moves it
-    for j, s_j in enumerate(frame.s):
-        weight_notes[j].markdown(f"s_{j} = **{s_j:.3f}**")
     formula.markdown(mix_formula(frame.s, controls.gamma))
     if zero_note(frame):
         st.warning(zero_note(frame))
@@ -142,9 +141,9 @@ def main() -> None:
         return
     num_layers = model.embedder.num_layers
     widgets.init_widgets(ss, num_layers)
-    if presenting():
-        st.title("ELMo Explorer")
-    else:  # the title, a two-line lead and the full introduction behind a button: one row above the sentences
+    # the title, a two-line lead and the full introduction behind a button: one row above the sentences
+    # (presentation mode: none of them; the top bar names the page, and the map starts higher)
+    if not presenting():
         title, lead, more = st.columns([1.4, 3.2, 0.85], vertical_alignment="center")
         title.title("ELMo Explorer")
         lead.markdown(LEAD)
@@ -153,7 +152,7 @@ def main() -> None:
     for note in ss.pop(keys.LINK_NOTES, None) or []:
         st.warning(md(note))
 
-    parsed = input_section()
+    parsed, places = input_section()
     lines, note = inputs.fit_budget(
         parsed.lines, inputs.tokens_in_budget(caches.session_budget_bytes(), num_layers, model.embedder.dim)
     )
@@ -164,7 +163,7 @@ def main() -> None:
         st.info("Type or paste some sentences above (one per line), upload a .txt file, or load an example set.")
         sync_url(num_layers, model)
         return
-    picked = word_section(parsed.lines)
+    picked = word_section(parsed.lines, places)
     if picked is None:
         sync_url(num_layers, model)
         return

@@ -11,13 +11,19 @@ from app.session import keys
 # narrow the page; the map tab's row (map | neighbours of the query point) puts the neighbours under the map
 # when the row is too narrow for both (the map would get much narrower than tall); and where the views beside
 # the rail are narrow (1,024 px with the sidebar open) their columns stack instead of cutting their buttons'
-# labels, except the map's own row of options, which keeps the map's top up beside the sliders.
+# labels. The map's "colour by" and "show" share one row above the map (each label before its options), which
+# wraps where they do not fit: the map's top stays up beside the sliders.
 LAYOUT_CSS = """<style>
 .st-key-explorer_live > div > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"]:first-child {
   flex: 0 0 auto !important; width: clamp(215px, 24%, 320px) !important; }
 .st-key-explorer_live > div > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"]:last-child {
   flex: 1 1 320px !important; min-width: 0; }
 .st-key-explorer_map_row, .st-key-explorer_views { container-type: inline-size; }
+.st-key-explorer_map_options { row-gap: 0.3rem; }
+.st-key-explorer_map_options [data-testid="stRadio"] { display: flex; flex-flow: row wrap; align-items: center;
+  column-gap: 0.6rem; }
+.st-key-explorer_map_options [data-testid="stRadio"] > label { margin: 0; min-height: 0; }
+.st-key-explorer_map_options [data-testid="stRadioGroup"] { min-height: 0; }
 @container (max-width: 600px) {
   .st-key-explorer_views [data-testid="stHorizontalBlock"]:not(.st-key-explorer_map_row [data-testid="stHorizontalBlock"]) {
     flex-wrap: wrap; }
@@ -36,6 +42,8 @@ html { font-size: 19px; }
 /* the six tabs fit beside the weights rail at 1,024 px */
 [role="tab"] p { font-size: 0.8rem; }
 [role="tablist"] { gap: 0.7rem; }
+/* the map's "colour by" and "show" in one row above the map at 1,024 px */
+.st-key-explorer_map_options [data-testid="stRadio"] p { font-size: 0.8rem; }
 </style>"""
 # The title row just under the top bar (which holds the pages' links): the sliders and the map start higher. The
 # uploaders' "1GB per file • HDF5, H5, SAFETENSORS" line wraps instead of ending in "…" in the sidebar at 1,024 px.

@@ -136,8 +136,8 @@ def test_typed_sentences_give_the_models_vectors(embedder):
         data.vectors, expected_mix(embedder, BANK4, "bank", [0, 0, 2.0], 0.5), rtol=1e-5, atol=1e-6
     )
     assert at.query_params["w"] == "0,0,2" and at.query_params["g"] == "0.5"
-    text = " ".join(shown(m.value) for m in at.markdown)
-    assert f"s_2 = **{mixing.softmax([0, 0, 2.0])[2]:.3f}**" in text
+    # each weight's s_j in its slider's label (no line of its own between two sliders)
+    assert at.slider(key="explorer_w_2").label.endswith(f"s_2 = **{mixing.softmax([0, 0, 2.0])[2]:.3f}**")
 
 
 def test_presets_and_reset():

@@ -551,18 +551,25 @@ def test_a_link_redraws_the_same_map_in_a_fresh_browser_and_presentation_mode(br
         assert edges[0] < edges[3] and edges[1] <= edges[2], edges
 
 
-# Every weight slider, γ and the contexts map (title, points, legend: the chart's whole box), as viewport boxes;
-# the page's top bar, which covers what lies under it; the tabs' right edges and the tab list's.
+# Every weight slider, γ, the projection selector and the contexts map (title, points, legend: the chart's whole
+# box; its drawn svg and its legend), or the layers side by side in its place, as viewport boxes; the page's top
+# bar, which covers what lies under it; the tabs' right edges and the tab list's.
 LIVE_BOXES_JS = """
-const box = e => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left,
-                                                               right: r.right}; };
+const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
+                   return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
 const sliders = [...document.querySelectorAll('[class*="st-key-explorer_w_"], .st-key-explorer_gamma')];
 const tabs = [...document.querySelectorAll('[role="tab"]')];
 const list = document.querySelector('[role="tablist"]');
-return {sliders: sliders.map(box), map: box(document.querySelector('.st-key-explorer_map_chart')),
-        header: document.querySelector('header').getBoundingClientRect().height, height: window.innerHeight,
+const chart = document.querySelector('.st-key-explorer_map_chart');
+const legends = chart ? [...chart.querySelectorAll('svg.marks g.role-legend')].map(box) : [];
+return {sliders: sliders.map(box), map: box(chart), svg: box(chart && chart.querySelector('svg.marks')),
+        legend: legends.length ? {top: Math.min(...legends.map(b => b.top)),
+                                  bottom: Math.max(...legends.map(b => b.bottom))} : null,
+        projection: box(document.querySelector('.st-key-explorer_projection')),
+        layers: box(document.querySelector('.st-key-explorer_layer_maps_chart .main-svg')),
+        header: document.querySelector('header')?.getBoundingClientRect().height, height: window.innerHeight,
         width: document.documentElement.clientWidth, tabs: tabs.map(box), tab_list: box(list),
-        tab_overflow: list.scrollWidth - list.clientWidth};
+        tab_overflow: list ? list.scrollWidth - list.clientWidth : 0};
 """
 
 
@@ -575,20 +582,32 @@ def _screen(driver, width: int, height: int) -> None:
     )
 
 
-def _live_boxes(driver) -> dict:
-    """The boxes of LIVE_BOXES_JS once the map and every slider are drawn (the fixture biLM: w_0, w_1, w_2, γ)."""
+def _live_boxes(driver, layers: bool = False) -> dict:
+    """The boxes of LIVE_BOXES_JS once every slider (the fixture biLM: w_0, w_1, w_2, γ), the projection selector
+    and the map with its legend (``layers``: the layers side by side) are drawn."""
+
+    def drawn(b: dict) -> bool:
+        if len(b["sliders"]) != 4 or not b["projection"]:
+            return False
+        if layers:
+            return bool(b["layers"]) and b["layers"]["bottom"] > b["layers"]["top"]
+        return bool(b["svg"] and b["legend"]) and b["map"]["bottom"] > b["map"]["top"]
+
     return _wait(
         driver,
-        "the sliders and the map",
-        lambda d: (lambda b: b if len(b["sliders"]) == 4 and b["map"]["bottom"] > b["map"]["top"] else None)(
-            d.execute_script(f"return (() => {{{LIVE_BOXES_JS}}})()")
-        ),
+        "the sliders, the projection and the map",
+        lambda d: (lambda b: b if drawn(b) else None)(d.execute_script(f"return (() => {{{LIVE_BOXES_JS}}})()")),
     )
+
+
+def _controls_and_map(boxes: dict) -> list[dict]:
+    """The boxes that must be seen together: the four sliders, the projection, the map's chart, its svg, legend."""
+    return boxes["sliders"] + [boxes["projection"], boxes["map"], boxes["svg"], boxes["legend"]]
 
 
 # Scroll the page (Streamlit scrolls an element, not the window) by arguments[0] pixels; 0 goes back to the top.
 SCROLL_PAGE_JS = """
-let e = document.querySelector('.st-key-explorer_map_chart');
+let e = document.querySelector('.st-key-explorer_map_chart, .st-key-explorer_w_0');
 while (e && !(e.scrollHeight > e.clientHeight && /auto|scroll/.test(getComputedStyle(e).overflowY))) e = e.parentElement;
 e = e || document.scrollingElement;
 if (arguments[0] === 0) e.scrollTop = 0; else e.scrollTop += arguments[0];
@@ -596,15 +615,75 @@ if (arguments[0] === 0) e.scrollTop = 0; else e.scrollTop += arguments[0];
 
 
 def _one_screen(driver) -> tuple[float, float, dict]:
-    """Scroll so that the highest of the sliders and the map stands just under the top bar, as one scroll of the
-    page would; return the top and bottom of all of them then (viewport pixels), and the boxes."""
+    """Scroll so that the highest of the sliders, the projection and the map stands just under the top bar, as one
+    scroll of the page would; return the top and bottom of all of them then (viewport pixels), and the boxes."""
     boxes = _live_boxes(driver)
-    top = min(b["top"] for b in boxes["sliders"] + [boxes["map"]])
+    top = min(b["top"] for b in _controls_and_map(boxes))
     driver.execute_script(SCROLL_PAGE_JS, top - boxes["header"] - 4)
     time.sleep(0.3)
     boxes = _live_boxes(driver)
-    every = boxes["sliders"] + [boxes["map"]]
+    every = _controls_and_map(boxes)
     return min(b["top"] for b in every), max(b["bottom"] for b in every), boxes
+
+
+def _first_screen(driver, what: str, layers: bool = False) -> dict:
+    """The boxes with the page scrolled to its top; asserts that the sliders, the projection and the whole map
+    with its legend (``layers``: the layers' chart's top) lie below the top bar and above the window's bottom."""
+    driver.execute_script(SCROLL_PAGE_JS, 0)
+    time.sleep(0.2)
+    boxes = _live_boxes(driver, layers)
+    seen = boxes["sliders"] + [boxes["projection"]]
+    seen += (
+        [{"top": boxes["layers"]["top"], "bottom": boxes["layers"]["top"] + 1}]
+        if layers
+        else _controls_and_map(boxes)[5:]
+    )
+    for b in seen:
+        assert boxes["header"] <= b["top"] and b["bottom"] <= boxes["height"], (what, b, boxes)
+    return boxes
+
+
+# A typed set whose word needs a note: "Spring" and "spring" split at layer 0 (the rail says so).
+CASE_SET = """[season] Spring came early this year.
+[season] We always plant the garden in spring.
+[water] The spring in the valley never runs dry.
+[water] Spring water bubbled up between the stones.
+[coil] The spring in the old clock broke.
+[coil] A small spring keeps the lid shut."""
+
+
+def _every_set_fits(d, app_url: str, width: int, height: int) -> None:
+    """For every example set and a typed set with a note: presentation mode shows the sliders, the projection and
+    the whole map (legend included) on the first screen; the normal page too at 1,400 x 1,000, and within one
+    window height at 1,024 x 768. "Layers side by side" draws its chart in the map's place."""
+    from urllib.parse import quote
+
+    from app.explore.examples import EXAMPLE_SETS
+
+    _screen(d, width, height)
+    links = [f"ex={name}&word={quote(e.word)}" for name, e in EXAMPLE_SETS.items()]
+    links.append(f"s={quote(CASE_SET)}&word=spring")
+    for present in ("&present=1", ""):
+        for link in links:
+            what = f"{width}x{height} {link[:20]} {present or 'normal'}"
+            d.get(f"{app_url}/?{link}{present}")
+            _map_points(d, FIRST_PAGE_TIMEOUT)
+            if present or width >= 1400:  # no scrolling at all
+                _first_screen(d, what)
+            else:  # one window height: a scroll brings them all into view together
+                top, bottom, boxes = _one_screen(d)
+                assert boxes["header"] <= top and bottom <= height, (what, top, bottom, boxes)
+            assert not _page_errors(d), what
+            if "s=" in link:  # the typed set's note stands in the rail, not above it
+                assert "split by capitalisation" in _body_text(d), what
+        d.get(f"{app_url}/?{links[0]}&show=layers{present}")
+        boxes = _live_boxes(d, layers=True)
+        assert boxes["map"] is None, boxes  # the layers instead of the mix's map, in its place
+        if present or width >= 1400:
+            _first_screen(d, f"{width}x{height} layers {present or 'normal'}", layers=True)
+        else:
+            assert boxes["layers"]["top"] - min(b["top"] for b in boxes["sliders"]) < height - boxes["header"], boxes
+        assert not _page_errors(d)
 
 
 def _fits_one_screen(d, app_url: str, width: int, height: int) -> None:
@@ -617,9 +696,8 @@ def _fits_one_screen(d, app_url: str, width: int, height: int) -> None:
     time.sleep(0.3)
     boxes = _live_boxes(d)
     assert boxes["height"] == height and boxes["width"] <= width, boxes
-    if width >= 1400:  # map-first: no scrolling at all to reach the sliders and the map
-        for b in boxes["sliders"] + [boxes["map"]]:
-            assert boxes["header"] <= b["top"] and b["bottom"] <= height, boxes
+    if width >= 1400:  # map-first: no scrolling at all to reach the sliders, the projection and the map
+        _first_screen(d, "normal, bank")
     top, bottom, boxes = _one_screen(d)
     assert boxes["header"] <= top and bottom <= height, (top, bottom, boxes)
     assert max(b["right"] for b in boxes["sliders"]) < boxes["map"]["left"], boxes  # a rail beside the map
@@ -650,8 +728,7 @@ def _fits_one_screen(d, app_url: str, width: int, height: int) -> None:
     )
     _wait(d, "present=1 in the URL", lambda d: "present=1" in d.current_url)
     _map_points(d)
-    top, bottom, boxes = _one_screen(d)
-    assert boxes["header"] <= top and bottom <= height, (top, bottom, boxes)
+    boxes = _first_screen(d, "presentation, bank")  # no scrolling, at both sizes
     assert max(b["right"] for b in boxes["sliders"]) < boxes["map"]["left"], boxes
     # every tab in view: none past the tab list's right edge or the window's, and no scrolling inside the list
     assert boxes["tab_overflow"] <= 0, boxes
@@ -661,10 +738,14 @@ def _fits_one_screen(d, app_url: str, width: int, height: int) -> None:
 
 
 def test_the_sliders_and_the_whole_map_fit_one_screen_and_no_tab_is_hidden(browser, app_url):
-    """The map-first page (issue 29): at 1,024 x 768 and at 1,400 x 1,000, every weight slider, γ and the whole
-    contexts map fit in the window at once, below the top bar, in the normal page and in presentation mode (at
-    1,400 x 1,000 the normal page shows them without any scrolling); no tab hides behind the tab bar's scroll;
-    and presentation mode closes an open sidebar when it is switched on."""
+    """The map-first page (issues 29 and 34): every weight slider, γ, the projection selector and the whole
+    contexts map with its legend are on the first screen without scrolling, for every example set and a typed
+    set whose word needs a note: in presentation mode at 1,024 x 768 and 1,400 x 1,000, in the normal page at
+    1,400 x 1,000; the normal page at 1,024 x 768 shows them within one window height. "Layers side by side"
+    draws its chart in the map's place. No tab hides behind the tab bar's scroll, and presentation mode closes
+    an open sidebar when it is switched on."""
     with _chromium("1024,968") as small:
         _fits_one_screen(small, app_url, 1024, 768)
+        _every_set_fits(small, app_url, 1024, 768)
     _fits_one_screen(browser, app_url, 1400, 1000)
+    _every_set_fits(browser, app_url, 1400, 1000)

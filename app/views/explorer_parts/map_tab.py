@@ -30,7 +30,10 @@ from app.views.explorer_parts.common import KEEP, chart, presenting, ss
 def map_and_neighbours(frame: Frame, occurrences, table, model_name: str) -> None:
     """The map tab: the map, and the neighbours of its query point beside it (under it where the page is
     narrow: the reflow is CSS in streamlit_app.py), so that a click on a point shows its neighbours where the
-    eye already is."""
+    eye already is. The map's options stand in one row above both (each label before its options:
+    layout.LAYOUT_CSS), so that the map starts high."""
+    if frame.projection.coords is not None:
+        map_options(frame, occurrences)
     with st.container(key=keys.key("map_row")):
         left, right = st.columns([1.75, 1], gap="medium")
     with left:
@@ -101,7 +104,33 @@ def map_file(frame: Frame, occurrences, table, model_name: str, kind: str) -> by
     return map_chart.chart_html(fig) if kind == "html" else map_chart.chart_png(fig)
 
 
+def map_options(frame: Frame, occurrences) -> None:
+    """The map's "colour by" and "show", side by side in a row that wraps where the page is narrow."""
+    choices = colour_choices(frame, occurrences)
+    row = st.container(key=keys.key("map_options"), horizontal=True, gap="small")
+    if len(choices) > 1:
+        row.radio(
+            "colour by",
+            choices,
+            key=keys.COLOR_BY,
+            persist_state=KEEP,
+            horizontal=True,
+            help="cluster: the groups found in the current mix without using labels (Senses tab).",
+        )
+    row.radio(
+        "show",
+        list(keys.MAP_VIEWS.values()),
+        key=keys.MAP_VIEW,
+        persist_state=KEEP,
+        horizontal=True,
+        help="Layer 0, 1, 2 and the current mix next to each other, each projected alone with the same "
+        "method and turned onto the mix's map, so you can see where context comes in.",
+    )
+
+
 def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
+    """The contexts map, or the layers side by side in its place (its options: ``map_options``, above the map
+    and its neighbours)."""
     n = len(occurrences)
     proj = frame.projection
     if proj.coords is None:
@@ -111,28 +140,11 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
             "the export still work."
         )
         return
-    choices = colour_choices(frame, occurrences)
-    left, right = st.columns([1, 1], vertical_alignment="center")
-    if len(choices) > 1:
-        left.radio(
-            "colour by",
-            choices,
-            key=keys.COLOR_BY,
-            persist_state=KEEP,
-            horizontal=True,
-            help="cluster: the groups found in the current mix without using labels (Senses tab).",
-        )
-    right.radio(
-        "show",
-        list(keys.MAP_VIEWS.values()),
-        key=keys.MAP_VIEW,
-        persist_state=KEEP,
-        horizontal=True,
-        help="Layer 0, 1, 2 and the current mix next to each other, each projected alone with the same "
-        "method and turned onto the mix's map, so you can see where context comes in.",
-    )
     color_by = ss[keys.COLOR_BY]
     settings = exports.Settings.of_frame(frame, model_name)
+    if ss.get(keys.MAP_VIEW) == keys.MAP_VIEWS["layers"]:  # in the map's place: where the eye already is
+        layers_side_by_side(frame, occurrences, table, color_by, settings)
+        return
     fig = map_figure(frame, occurrences, table, model_name, projector=presenting(), live=True)
     st.html(map_chart.TOOLTIP_CSS)  # the hover text at 15 px (Streamlit's is 12)
     # a click on an occurrence selects it (map_spec.PICK): the next run makes it the neighbours query
@@ -146,8 +158,6 @@ def map_tab(frame: Frame, occurrences, table, model_name: str) -> None:
         alt=f"Contexts map of “{frame.word}”: {plural(n, 'occurrence')}",
     )
     st.caption(map_caption(frame) + " Drag to pan, shift + scroll to zoom, double-click to reset.")
-    if ss.get(keys.MAP_VIEW) == keys.MAP_VIEWS["layers"]:
-        layers_side_by_side(frame, occurrences, table, color_by, settings)
 
 
 def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, settings) -> None:
@@ -164,7 +174,7 @@ def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, setting
         table.lines,
         color_by,
         clusters,
-        title=map_title(settings.controls, settings.s, method) + " · layers side by side",
+        title="layers side by side<br>" + map_title(settings.controls, settings.s, method),  # the map's width
     )
     st.plotly_chart(
         chart(fig),

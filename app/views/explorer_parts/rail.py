@@ -24,29 +24,41 @@ def reset_controls(num_layers: int) -> None:
 
 
 # ---- the rail -----------------------------------------------------------------------------------------------
-def weights_section(num_layers: int) -> list:
-    """The weight sliders and γ, one under another in the rail beside the map; returns one container per layer
-    for its s_j (filled once the frame is known)."""
-    st.subheader("3 · Weights")
-    notes = []
+def weights_section(num_layers: int, present: bool = False) -> None:
+    """The weight sliders and γ, one under another in the rail beside the map, each weight's s_j in its label
+    (s = softmax(w) of the values the sliders hold this run: what the frame mixes), so that no line of its own
+    stands between two sliders. ``present``: presentation mode's shorter heading."""
+    if present:
+        st.markdown("**3 · Weights**")
+    else:
+        st.subheader("3 · Weights")
+    s = mixing.softmax([float(ss.get(keys.weight_key(j), 0.0)) for j in range(num_layers)])
     for j in range(num_layers):
         st.slider(
-            f"w_{j} · layer {j}",
+            f"w_{j} · layer {j}: s_{j} = **{s[j]:.3f}**",
             *keys.W_RANGE,
             step=keys.W_STEP,
             key=keys.weight_key(j),
             help=f"Raw weight of {layer_name(j, num_layers)}; s = softmax(w).",
         )
-        notes.append(st.container())
     st.slider(
         "γ (gamma)",
         *mixing.GAMMA_RANGE,
         step=0.1,
         key=keys.GAMMA,
-        help="Overall scale. γ multiplies every vector equally, so it changes no cosine similarity "
-        "and no map; it matters for the exported vectors.",
+        help="Overall scale of the mix. On the fixed-axes map each point is [x_k; γ·ELMo_k], what a task model "
+        "receives in the paper (x_k: the word's context-free layer-0 vector), so γ weighs the context against "
+        "x_k. γ multiplies every ELMo vector equally: it changes no cosine similarity, no neighbour and no UMAP, "
+        "t-SNE or refitted PCA map.",
     )
-    return notes
+    st.caption(gamma_line(ss.get(keys.PROJECTION, "live")))
+
+
+def gamma_line(projection: str) -> str:
+    """The rail's one line on what γ does on the map shown."""
+    if projection == "live":
+        return "γ weighs context against the word's own x_k: near 0 each spelling sits on one spot."
+    return "γ changes no cosine, so not this map: the fixed axes show it."
 
 
 def preset_buttons(num_layers: int) -> None:
@@ -70,28 +82,31 @@ def preset_buttons(num_layers: int) -> None:
         )
 
 
-def map_controls() -> None:
-    """Layer norm, the projection and the grey context words, in the rail under the weights (presentation
-    mode leaves them out: fewer controls)."""
-    st.checkbox(
-        "layer norm",
-        key=keys.LAYER_NORM,
-        help="Normalise each layer of each sentence with one mean and variance over all its values "
-        "(AllenNLP's do_layer_norm) before mixing.",
-    )
+def map_controls(present: bool = False) -> None:
+    """Layer norm, the projection and the grey context words, in the rail under the weights (``present``:
+    presentation mode's fewer controls, the projection only)."""
+    if not present:
+        st.checkbox(
+            "layer norm",
+            key=keys.LAYER_NORM,
+            help="Normalise each layer of each sentence with one mean and variance over all its values "
+            "(AllenNLP's do_layer_norm) before mixing.",
+        )
     st.selectbox(
         "2-D projection",
         projections.PROJECTIONS,
         key=keys.PROJECTION,
         format_func=projections.PROJECTION_NAMES.get,
-        help=f"auto: PCA below {projections.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), "
-        "else UMAP.",
+        help="fixed axes (live): [x_k; γ·ELMo_k] on two axes fitted once, redrawn in your browser while a slider "
+        f"moves. Fitted to each mix (a linear preview moves while you drag): auto: PCA below "
+        f"{projections.MIN_POINTS_FOR_UMAP} points (too few for UMAP to mean anything), else UMAP.",
     )
-    st.checkbox(
-        "other words in grey",
-        key=keys.CONTEXT,
-        help="Also place the sentences' other words on the map (projected together with the occurrences).",
-    )
+    if not present:
+        st.checkbox(
+            "other words in grey",
+            key=keys.CONTEXT,
+            help="Also place the sentences' other words on the map (projected together with the occurrences).",
+        )
 
 
 def fit_s(table: activations.TokenTable, occurrences: list[inputs.Occurrence]) -> None:

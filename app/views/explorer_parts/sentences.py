@@ -42,32 +42,52 @@ def on_upload() -> None:
 
 
 # ---- sections -------------------------------------------------------------------------------------------
-def input_section() -> inputs.ParsedInput:
+HEAD = keys.key("head")  # presentation mode's one row: the example sets, the word, the closed sentences box
+
+
+def input_section() -> tuple[inputs.ParsedInput, tuple | None]:
     """The example sets' buttons, and the sentences in a box that stays closed once a set is loaded (the map,
-    not the text, is what the page is for); it opens for an empty box, and by a click to edit."""
+    not the text, is what the page is for); it opens for an empty box, and by a click to edit. In presentation
+    mode the buttons, the word picker and the closed box share one row (the map starts high on a projector); the
+    open box, which also holds the word's options there, takes the row under it. Returns the parsed text and,
+    in presentation mode, where ``word_section`` draws (the picker's place in the row, the box for its options)."""
     if keys.SENTENCES_OPEN not in ss:  # a session's first run: open only when there is nothing to show
         ss[keys.SENTENCES_OPEN] = not (ss.get(keys.SENTENCES) or "").strip()
-    cols = st.columns([1.35] + [1] * len(EXAMPLE_SETS), vertical_alignment="center")
-    cols[0].markdown("**1 · Sentences**")
-    for col, (name, example) in zip(cols[1:], EXAMPLE_SETS.items()):
-        col.button(
+    present = presenting()
+    if present:
+        row = st.container(key=HEAD, horizontal=True, gap="xsmall", vertical_alignment="center")
+        places = [row] * len(EXAMPLE_SETS)
+    else:
+        cols = st.columns([1.35] + [1] * len(EXAMPLE_SETS), vertical_alignment="center")
+        cols[0].markdown("**1 · Sentences**")
+        places = cols[1:]
+    for place, (name, example) in zip(places, EXAMPLE_SETS.items()):
+        place.button(
             name,
             key=keys.key(f"example_{name}"),
             help=example.title,
             on_click=load_example,
             args=(name,),
-            width="stretch",
+            width="content" if present else "stretch",
         )
-    box = st.expander(
-        "Edit the sentences, type your own or upload a .txt file", key=keys.SENTENCES_OPEN, on_change="rerun"
-    )
+    slot = None
+    if present:  # the word after the sets, then the box: in the row while closed, full width once open
+        slot = row.container(width=260, key=keys.key("word_slot"))
+        box = (st if ss.get(keys.SENTENCES_OPEN) else row).expander(
+            "Edit the sentences", key=keys.SENTENCES_OPEN, on_change="rerun"
+        )
+    else:
+        box = st.expander(
+            "Edit the sentences, type your own or upload a .txt file", key=keys.SENTENCES_OPEN, on_change="rerun"
+        )
     with box:
+        options = st.container() if slot is not None else None
         parsed = sentences_box()
     if ss.get(keys.private("upload_note")):  # outside the box, which a loaded file closes
         st.info(md(ss.pop(keys.private("upload_note"))))
     for note in parsed.notes:
         st.warning(md(note))
-    return parsed
+    return parsed, (slot, options) if slot is not None else None
 
 
 def sentences_box() -> inputs.ParsedInput:
@@ -99,9 +119,9 @@ def sentences_box() -> inputs.ParsedInput:
     return parsed
 
 
-def word_section(lines: list[inputs.Line]) -> tuple[str, list[inputs.Occurrence]] | None:
-    """The word picker and how often the word occurs; its concordance is drawn under the map
-    (``occurrences_section``)."""
+def word_section(lines: list[inputs.Line], places: tuple | None = None) -> tuple[str, list[inputs.Occurrence]] | None:
+    """The word picker and how often the word occurs (``places``: presentation mode's, from ``input_section``);
+    its concordance is drawn under the map (``occurrences_section``)."""
     fold_case = bool(ss.get(keys.FOLD_CASE, True))
     counts = dict(inputs.word_counts(lines, fold_case))
     if not counts:
@@ -110,9 +130,9 @@ def word_section(lines: list[inputs.Line]) -> tuple[str, list[inputs.Occurrence]
     note = widgets.pick_word(ss, counts, lines, fold_case)
     if note:
         st.info(note)
-    if presenting():  # the count under the picker: presentation mode's larger type leaves the row no room
-        left, right = st.columns([2, 1], vertical_alignment="bottom")
-        summary = st.container()
+    slot, options = places or (None, None)
+    if slot is not None:  # presentation mode: the picker in the head's row, its options in the sentences' box
+        left, right, summary = slot, options, options
     else:  # the count beside it, one row less above the map
         left, right, summary = st.columns([1.5, 1, 1.6], vertical_alignment="bottom")
     left.selectbox(
@@ -121,6 +141,7 @@ def word_section(lines: list[inputs.Line]) -> tuple[str, list[inputs.Occurrence]
         key=keys.WORD,
         format_func=lambda w: f"{w}  ({counts.get(w, 0)}×)",
         filter_mode="prefix",
+        label_visibility="collapsed" if slot is not None else "visible",
     )
     with right:
         st.checkbox(
@@ -144,10 +165,7 @@ def word_section(lines: list[inputs.Line]) -> tuple[str, list[inputs.Occurrence]
             f"{', with inflections' if inflections else ''}. Pick one of the words in the list."
         )
         return None
-    headline, case_caption = word_summary(word, occurrences)
-    summary.markdown(headline)
-    if case_caption:
-        st.caption(case_caption)
+    summary.markdown(word_summary(word, occurrences)[0])  # its capitals note stands in the rail, by the sliders
     return word, occurrences
 
 
