@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from app.explore.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
 from app.explore.inputs import parse_input
-from app.serving import background, caches, jobs
+from app.serving import background, caches, corpus, jobs
 from app.serving.settings import env_flag
 from app.serving.startup import startup_model
 
@@ -19,7 +19,8 @@ log = logging.getLogger(__name__)
 
 class ServerWarmUp(background.Job):
     """Loads the start-up model (``startup_model``, the cache every session reads), starts UMAP's warm-up
-    (``jobs.umap_warm_up``), runs the model on the default example set into the shared activation cache, starts
+    (``jobs.umap_warm_up``), runs the model on the default example set into the shared activation cache and on
+    its word's reference sentences (the first page's reference neighbours), starts
     the model's layer-0 vocabulary (``jobs.type_vectors``), and imports ``modules`` (the page's own code, named
     by the launcher: importing it is a second or more of the first run). State 'waiting', 'warming', then 'ready',
     'failed' (``error``) or 'stopped'. A visitor who comes meanwhile waits for the same caches, never for a second
@@ -40,8 +41,11 @@ class ServerWarmUp(background.Job):
         background.check()
         model = startup_model()
         background.check()
-        tokens = [line.tokens for line in parse_input(EXAMPLE_SETS[DEFAULT_EXAMPLE].text).lines]
+        example = EXAMPLE_SETS[DEFAULT_EXAMPLE]
+        tokens = [line.tokens for line in parse_input(example.text).lines]
         caches.embed(model, tokens)
+        background.check()
+        corpus.reference_table(model, example.word, False)  # the first map's reference neighbours (60 sentences)
         background.check()
         jobs.type_vectors(model)  # started in its own thread; the first map does not wait for it
         if in_background:
