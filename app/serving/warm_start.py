@@ -8,8 +8,12 @@ import importlib
 import logging
 from collections.abc import Sequence
 
+from app.explore.activations import TokenTable
+from app.explore.controls import Controls
 from app.explore.examples import DEFAULT_EXAMPLE, EXAMPLE_SETS
-from app.explore.inputs import parse_input
+from app.explore.frame import compute_frame
+from app.explore.inputs import find_occurrences, parse_input
+from app.render import map_chart
 from app.serving import background, caches, corpus, jobs
 from app.serving.settings import env_flag
 from app.serving.startup import startup_model
@@ -42,14 +46,26 @@ class ServerWarmUp(background.Job):
         model = startup_model()
         background.check()
         example = EXAMPLE_SETS[DEFAULT_EXAMPLE]
-        tokens = [line.tokens for line in parse_input(example.text).lines]
-        caches.embed(model, tokens)
+        parsed = parse_input(example.text)
+        acts, _ = caches.embed(model, [line.tokens for line in parsed.lines])
         background.check()
         corpus.reference_table(model, example.word, False)  # the first map's reference neighbours (60 sentences)
         background.check()
+        first_map(TokenTable(parsed.lines, acts), find_occurrences(parsed.lines, example.word))
         jobs.type_vectors(model)  # started in its own thread; the first map does not wait for it
         if in_background:
             umap.wait()
+
+
+def first_map(table: TokenTable, occurrences) -> None:
+    """Compute the default page's first map and what it reads of it, and throw them away: the first run of a
+    process imports the libraries behind them (scikit-learn's clustering and SciPy's statistics, whose import
+    parses docstrings: seconds on a busy 2-core machine, measured with cProfile on the page's first run)."""
+    frame = compute_frame(table, occurrences, Controls(weights=(0.0,) * table.num_layers), word="warm start")
+    frame.offers_clusters()
+    map_chart.frame_chart(
+        frame, occurrences, table, "label", title="warm start", bind=["#none"] * (table.num_layers + 1)
+    )
 
 
 def start(modules: Sequence[str] = ()) -> ServerWarmUp | None:
