@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
+import time
 from collections.abc import Sequence
 
 from app.explore.activations import TokenTable
@@ -38,6 +40,7 @@ class ServerWarmUp(background.Job):
         self.modules = tuple(modules)
 
     def work(self, in_background: bool) -> None:
+        began = time.monotonic()
         umap = jobs.umap_warm_up()  # its own thread: it runs beside the model's load
         for name in self.modules:
             background.check()
@@ -52,6 +55,8 @@ class ServerWarmUp(background.Job):
         corpus.reference_table(model, example.word, False)  # the first map's reference neighbours (60 sentences)
         background.check()
         first_map(TokenTable(parsed.lines, acts), find_occurrences(parsed.lines, example.word))
+        if in_background:  # the line an operator waits for before a class (README)
+            print(f"ELMo Explorer: warmed in {time.monotonic() - began:.0f} s, ready for visitors", file=sys.stderr)
         jobs.type_vectors(model)  # started in its own thread; the first map does not wait for it
         if in_background:
             umap.wait()
