@@ -8,6 +8,7 @@ returns and re-ranks them exactly in the requested mix (docs/ATLAS.md, "Exact an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -33,13 +34,20 @@ def build_index(vectors: np.ndarray, progress=lambda n: None):
     import faiss
 
     n, layers, dim = vectors.shape
-    index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = EF_CONSTRUCTION
-    equal = np.full(layers, 1.0 / layers, dtype=np.float32)
-    index.train(mix_rows(vectors[: min(n, CHUNK)], equal))  # float16 needs no training; faiss asks for the call
-    for first in range(0, n, CHUNK):
-        index.add(mix_rows(vectors[first : first + CHUNK], equal))
-        progress(min(CHUNK, n - first))
+    # every core of this machine: under torchrun OMP_NUM_THREADS=1 would leave rank 0 one thread, but the other
+    # ranks have finished by the merge (the index need not be bitwise reproducible: docs/ATLAS.md); restored after
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+    try:
+        index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = EF_CONSTRUCTION
+        equal = np.full(layers, 1.0 / layers, dtype=np.float32)
+        index.train(mix_rows(vectors[: min(n, CHUNK)], equal))  # 8-bit codes: the value range per dimension
+        for first in range(0, n, CHUNK):
+            index.add(mix_rows(vectors[first : first + CHUNK], equal))
+            progress(min(CHUNK, n - first))
+    finally:
+        faiss.omp_set_num_threads(previous)
     return index
 
 
