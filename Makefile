@@ -33,7 +33,8 @@ $(VENV)/.installed-test: requirements-test.txt $(VENV)/.installed
 setup: $(VENV)/.installed
 setup-test: $(VENV)/.installed-test
 
-# `make app MODEL=original`: a published model is downloaded first when it is not cached (the command returns at
+# `make app ATLAS=DIR`: the Corpus page offers the atlas in DIR (or every atlas folder in DIR: ELMO_EXPLORER_ATLAS,
+# docs/ATLAS.md). `make app MODEL=original`: a published model is downloaded first when it is not cached (the command returns at
 # once when it is; a bundled name, default or lm-only, needs nothing), then the explorer starts on it (app/launch.py:
 # headless, and the model and the first map warmed at server start, before the first visitor).
 app: setup
@@ -41,7 +42,7 @@ ifneq ($(MODEL),)
 	@if $(BIN)/python -c "import sys; from elmo_core.paths import BUNDLED_MODELS; sys.exit(sys.argv[1] not in BUNDLED_MODELS)" "$(MODEL)"; \
 	then echo "$(MODEL): a bundled model"; else $(BIN)/python -m elmo_core download "$(MODEL)"; fi
 endif
-	$(if $(MODEL),ELMO_EXPLORER_MODEL="$(MODEL)" )$(BIN)/python -m app.launch --server.port $(PORT)
+	$(if $(MODEL),ELMO_EXPLORER_MODEL="$(MODEL)" )$(if $(ATLAS),ELMO_EXPLORER_ATLAS="$(ATLAS)" )$(BIN)/python -m app.launch --server.port $(PORT)
 
 # pytest's exit code 5 (no tests collected) counts as a failure, like any other non-zero code.
 RUN_PYTEST = rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc

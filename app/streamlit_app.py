@@ -33,6 +33,7 @@ jobs.umap_warm_up()  # once per server process, in the background
 pages = [st.Page(HERE / "views" / "explorer.py", title="Explorer", icon="🔎", default=True)]
 if (HERE / "views" / "layers.py").exists():
     pages.append(st.Page(HERE / "views" / "layers.py", title="Layer probes", icon="📊"))
+pages.append(st.Page(HERE / "views" / "corpus.py", title="Corpus", icon="📚"))
 navigation = st.navigation(pages, position="top")
 
 

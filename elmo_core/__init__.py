@@ -60,6 +60,7 @@ _LAZY = {
     "Atlas": "elmo_core.atlas.store",  # the corpus atlas (docs/ATLAS.md): faiss on first search
     "Neighbours": "elmo_core.atlas.store",
     "build_atlas": "elmo_core.atlas.build",
+    "read_stop_words": "elmo_core.atlas.words",  # the atlas's stop words (the explorer's Corpus page too)
 }
 
 __all__ = [

@@ -12,6 +12,8 @@ Streamlit's config.toml cannot hold app-specific sections, so the app is configu
     ELMO_EXPLORER_REFERENCE                         the reference corpus folder (sentences.txt.xz + index.npz,
                                                     made by scripts/build_reference_corpus.py; default
                                                     assets/reference)
+    ELMO_EXPLORER_ATLAS                             the Corpus page's atlases: an atlas folder or a folder of them
+                                                    (``python -m elmo_core atlas build``; ``app.serving.corpus_mode``)
     ELMO_EXPLORER_TYPE_VECTORS=0                    no layer-0 vocabulary vectors (layer-0 neighbours come
                                                     from the input's own word types)
     ELMO_EXPLORER_TYPE_VOCAB                        vocabulary size for layer-0 neighbours (default 50000)
@@ -56,6 +58,7 @@ PATH_SETTINGS = (
     "ELMO_EXPLORER_WEIGHTS",
     "ELMO_EXPLORER_CHECKPOINT",
     "ELMO_EXPLORER_REFERENCE",
+    "ELMO_EXPLORER_ATLAS",
     "ELMO_EXPLORER_PROBES",
     "ELMO_DATA_DIR",
     "ELMO_WORDNET_DIR",

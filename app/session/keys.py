@@ -71,3 +71,21 @@ KEPT = (K, SAME_WORD, QUERY, COLOR_BY, TAB, MAP_VIEW, N_CLUSTERS, COMPARE_A, COM
 def weight_key(j: int) -> str:
     """The session-state key of layer j's w slider."""
     return key(f"w_{j}")
+
+
+# ---- the Corpus page (app/views/corpus.py): its own keys, so that its sliders and the explorer's never collide ----
+CORPUS_PREFIX = "corpus_"
+
+
+def corpus_key(name: str) -> str:
+    """The session-state key of the Corpus page's control ``name`` (``"word"`` -> ``"corpus_word"``)."""
+    return CORPUS_PREFIX + name
+
+
+def corpus_weight_key(j: int) -> str:
+    """The session-state key of the Corpus page's layer-j w slider."""
+    return corpus_key(f"w_{j}")
+
+
+CORPUS_SOURCE, CORPUS_WORD, CORPUS_TYPED = corpus_key("source"), corpus_key("word"), corpus_key("typed")
+CORPUS_GAMMA, CORPUS_MAP, CORPUS_GROUPS = corpus_key("gamma"), corpus_key("map"), corpus_key("groups")

@@ -15,14 +15,18 @@ _JS = (Path(__file__).with_name("live_bridge.js")).read_text(encoding="utf-8")
 _bridge = st.components.v2.component("elmo_live_bridge", js=_JS, html="<span></span>", isolate_styles=False)
 
 
-def slider_inputs(num_layers: int) -> list[str]:
-    """CSS selectors of the weight sliders' inputs (w_0 .. w_L) and γ's, in the order of the map's live params."""
-    names = [keys.weight_key(j) for j in range(num_layers)] + [keys.GAMMA]
+def slider_inputs(num_layers: int, weight_key=keys.weight_key, gamma_key: str = keys.GAMMA) -> list[str]:
+    """CSS selectors of the weight sliders' inputs (w_0 .. w_L) and γ's, in the order of the map's live params;
+    ``weight_key(j)`` and ``gamma_key``: the sliders' widget keys (default: the explorer's rail)."""
+    names = [weight_key(j) for j in range(num_layers)] + [gamma_key]
     return [f".st-key-{name} input[type=range]" for name in names]
 
 
-def bridge(num_layers: int) -> list[str]:
-    """Mount the bridge for the rail's sliders (invisible) and return their selectors for the map's spec."""
-    selectors = slider_inputs(num_layers)
-    _bridge(data={"selectors": selectors}, key=keys.key("live_bridge"))
+def bridge(
+    num_layers: int, weight_key=keys.weight_key, gamma_key: str = keys.GAMMA, key: str = keys.key("live_bridge")
+) -> list[str]:
+    """Mount the bridge for a rail's sliders (invisible) and return their selectors for the map's spec (default:
+    the explorer's rail; the Corpus page passes its own keys and its own component ``key``)."""
+    selectors = slider_inputs(num_layers, weight_key, gamma_key)
+    _bridge(data={"selectors": selectors}, key=key)
     return selectors
