@@ -51,14 +51,17 @@ def weights_section(num_layers: int, present: bool = False) -> None:
         "x_k. γ multiplies every ELMo vector equally: it changes no cosine similarity, no neighbour and no UMAP, "
         "t-SNE or refitted PCA map.",
     )
-    st.caption(gamma_line(ss.get(keys.PROJECTION, "live")))
+    st.caption(gamma_line(ss.get(keys.PROJECTION, "live"), short=present))
 
 
-def gamma_line(projection: str) -> str:
-    """The rail's one line on what γ does on the map shown."""
+def gamma_line(projection: str, short: bool = False) -> str:
+    """The rail's one line on what γ does on the map shown (``short``: presentation mode's, one line of its type
+    in the rail, so that the projection selector stays on a 1,024 x 768 screen)."""
     if projection == "live":
+        if short:
+            return "γ: context against x_k"
         return "γ weighs context against the word's own x_k: near 0 each spelling sits on one spot."
-    return "γ changes no cosine, so not this map: the fixed axes show it."
+    return "γ: no effect on this map" if short else "γ changes no cosine, so not this map: the fixed axes show it."
 
 
 def preset_buttons(num_layers: int) -> None:
