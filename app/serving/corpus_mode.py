@@ -66,8 +66,8 @@ def open_atlas(name: str) -> tuple[Atlas | None, str]:
     folder = atlas_folders().get(name)
     if folder is None:
         return None, f"there is no atlas named “{name}” on this server"
-    try:
-        mtime = (folder / MANIFEST).stat().st_mtime
+    try:  # any file of the atlas rewritten, cut or removed: open it again (and say what is wrong with it)
+        mtime = float(max((p.stat().st_mtime_ns for p in folder.iterdir()), default=0))
     except OSError:
         mtime = 0.0
     atlas, why = _open_atlas(str(folder), mtime)
@@ -188,16 +188,26 @@ def atlas_word(name: str, word: str) -> tuple[CorpusWord | None, str]:
     with _memo_lock:
         if key in memo:
             return memo[key], ""
-    try:
+    try:  # the visitor's own word, said as typed (the library's message names its API and quotes it as Python)
+        atlas.word_id(word)
+    except ValueError:
+        if word.casefold() in stop_words():
+            return None, f"“{word}” is a stop word: an atlas keeps none of them (they occur everywhere)."
+        least = atlas.manifest.get("min_count", "a few")
+        return (
+            None,
+            f"“{word}” is not in the atlas “{name}”: it keeps the words that occur at least {least} times there.",
+        )
+    try:  # an atlas changed on disk since it was opened (elmo_core.Atlas checks each read)
         vectors, sentence_ids, positions = atlas.occurrences(word)
+        total = len(positions)
+        if total > MAX_ATLAS_OCCURRENCES:
+            keep = np.linspace(0, total - 1, MAX_ATLAS_OCCURRENCES).round().astype(int)
+            vectors, sentence_ids, positions = vectors[keep], sentence_ids[keep], positions[keep]
+        unique, occ_sentence = np.unique(sentence_ids, return_inverse=True)
+        sentences = tuple(tuple(atlas.sentence(int(i))) for i in unique)
     except ValueError as err:
-        return None, for_visitor(err)
-    total = len(positions)
-    if total > MAX_ATLAS_OCCURRENCES:
-        keep = np.linspace(0, total - 1, MAX_ATLAS_OCCURRENCES).round().astype(int)
-        vectors, sentence_ids, positions = vectors[keep], sentence_ids[keep], positions[keep]
-    unique, occ_sentence = np.unique(sentence_ids, return_inverse=True)
-    sentences = tuple(tuple(atlas.sentence(int(i))) for i in unique)
+        return None, for_visitor(str(err).replace(str(atlas.folder), f"“{atlas.folder.name}”"))
     layers = np.ascontiguousarray(np.transpose(vectors, (1, 0, 2)), dtype=np.float32)
     found = CorpusWord(
         word.casefold(),

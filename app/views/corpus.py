@@ -69,7 +69,9 @@ def source_picker() -> str:
     atlases = list(corpus_mode.atlas_folders())
     options = [f"atlas:{a}" for a in atlases] + [REFERENCE]
     if ss.get(keys.CORPUS_SOURCE) not in options:
-        ss[keys.CORPUS_SOURCE] = options[0]
+        # the first atlas that opens, else the reference corpus: a visitor's first sight is never an error
+        usable = [o for o in options[:-1] if corpus_mode.open_atlas(o[6:])[0] is not None]
+        ss[keys.CORPUS_SOURCE] = (usable or [REFERENCE])[0]
     return st.selectbox(
         "Source",
         options,

@@ -106,6 +106,11 @@ def build_atlas(
     sentences = read_corpus(corpus)
     stops = read_stop_words(stop_words)
     words, _ = choose_words(sentences, min_count, stops)
+    if not len(words):  # before any work: an atlas of nothing has no index to build
+        raise ValueError(
+            f"no word of {corpus} occurs at least {min_count} times (stop words, numbers and punctuation left out): "
+            "nothing to keep; give a larger corpus or a smaller --min-count"
+        )
     table = occurrence_table(sentences, words)  # sentence order
     bounds = np.searchsorted(table[:, 1], np.arange(len(sentences) + 1))
     todo = np.flatnonzero(np.diff(bounds)).tolist()  # the sentences with a kept word: only these are embedded

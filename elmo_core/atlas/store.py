@@ -30,6 +30,7 @@ FORMAT = "elmo-explorer-atlas/1"
 MANIFEST = "manifest.json"
 VECTORS, OCCURRENCES, WORD_OFFSETS, WORDS = "vectors.npy", "occurrences.npy", "word_offsets.npy", "words.npy"
 SENTENCES, SENTENCE_OFFSETS, ANN = "sentences.txt", "sentence_offsets.npy", "ann.faiss"
+MAPPED = (VECTORS, OCCURRENCES, WORD_OFFSETS, SENTENCE_OFFSETS)  # memory-mapped when an atlas is opened
 FILES = (MANIFEST, VECTORS, OCCURRENCES, WORD_OFFSETS, WORDS, SENTENCES, SENTENCE_OFFSETS, ANN)
 EXACT_CHUNK = 65_536  # occurrences scored at a time by the exact search
 
@@ -70,10 +71,14 @@ def _weights(weights, layers: int) -> np.ndarray:
     if weights is None:
         return np.full(layers, 1.0 / layers, dtype=np.float32)
     try:
+        if np.iscomplexobj(weights):
+            raise TypeError("complex")
         w = np.asarray(weights, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"weights must be {layers} numbers, got {weights!r}") from None
-    if w.shape != (layers,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+    with np.errstate(over="ignore"):
+        total = w.sum() if w.shape == (layers,) else np.nan
+    if w.shape != (layers,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not 0 < total < np.inf:
         raise ValueError(f"weights must be {layers} finite numbers >= 0, not all 0 (one per layer), got {weights!r}")
     return (w / w.sum()).astype(np.float32)
 
@@ -88,6 +93,22 @@ class Atlas:
         self._words = [str(w) for w in arrays[WORDS]]
         self._index = None
         self.num_occurrences, self.num_layers, self.dim = self._vectors.shape
+        # The arrays are memory-mapped: reading past the end of a file cut short while the atlas is open kills the
+        # process (SIGBUS, which Python cannot catch), so each read first checks that no file changed size.
+        self._sizes = {name: (folder / name).stat().st_size for name in (*MAPPED, SENTENCES)}
+
+    def _unchanged(self) -> None:
+        """Raises: ValueError when a file of the atlas was removed or changed size since it was opened."""
+        for name, size in self._sizes.items():
+            try:
+                now = (self.folder / name).stat().st_size
+            except OSError:
+                now = None
+            if now != size:
+                raise ValueError(
+                    f"the atlas {self.folder} changed on disk since it was opened ({name} "
+                    f"{'is gone' if now is None else 'changed size'}): open it again"
+                )
 
     @classmethod
     def open(cls, folder: str | Path) -> Atlas:
@@ -108,7 +129,7 @@ class Atlas:
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             found = manifest.get("format") if isinstance(manifest, dict) else None
             raise ValueError(f"{folder} is an atlas of format {found!r}; this library reads {FORMAT!r}: rebuild it")
-        kinds = {VECTORS: ("<f2", 3), OCCURRENCES: ("<i4", 2), WORD_OFFSETS: ("<i8", 1), SENTENCE_OFFSETS: ("<i8", 1)}
+        kinds = dict(zip(MAPPED, (("<f2", 3), ("<i4", 2), ("<i8", 1), ("<i8", 1)), strict=True))
         arrays = {name: _array(folder, name, *kind) for name, kind in kinds.items()}
         try:
             arrays[WORDS] = np.load(_file(folder, WORDS), allow_pickle=False)
@@ -146,18 +167,24 @@ class Atlas:
         Returns: (vectors float32 (n, L, D): the layer vectors, stored as float16; sentence ids int32 (n,);
         positions int32 (n,): token index in ``sentence(i)``). Raises: ValueError as ``word_id``."""
         w = self.word_id(word)
+        self._unchanged()
         a, b = int(self._word_offsets[w]), int(self._word_offsets[w + 1])
         occ = np.asarray(self._occurrences[a:b])
         return np.asarray(self._vectors[a:b], dtype=np.float32), occ[:, 1].copy(), occ[:, 2].copy()
 
     def sentence(self, i: int) -> list[str]:
-        """Sentence ``i`` (line i of the corpus) as its tokens. Raises: ValueError for an id out of range."""
+        """Sentence ``i`` (line i of the corpus) as its tokens. Raises: ValueError for an id out of range, or when
+        the atlas's files changed on disk since it was opened or its sentences cannot be read."""
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(self._sentence_offsets) - 1:
             raise ValueError(f"sentence ids are whole numbers from 0 to {len(self._sentence_offsets) - 2}, got {i!r}")
         a, b = int(self._sentence_offsets[i]), int(self._sentence_offsets[i + 1])
-        with open(self.folder / SENTENCES, "rb") as f:
-            f.seek(a)
-            return f.read(b - a).decode("utf-8").rstrip("\n").split()
+        self._unchanged()
+        try:
+            with open(self.folder / SENTENCES, "rb") as f:
+                f.seek(a)
+                return f.read(b - a).decode("utf-8").rstrip("\n").split()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"the atlas file {self.folder / SENTENCES} cannot be read ({exc})") from None
 
     @property
     def num_sentences(self) -> int:
@@ -176,20 +203,28 @@ class Atlas:
             candidates: how many candidates the index proposes for exact re-ranking (default max(20 k, 200)).
         Returns: ``Neighbours``, best first (ties: lower row first). Only which candidates are looked at is
             approximate; their cosines and order are exact (docs/ATLAS.md).
-        Raises: ValueError for a query of another shape or not finite, a bad k, weights or candidates.
+        Raises: ValueError for a query of another shape or not finite, a bad k, weights or candidates, or an
+            atlas whose files changed on disk since it was opened.
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.num_occurrences:
             raise ValueError(f"k must be a whole number from 1 to {self.num_occurrences}, got {k!r}")
         w = _weights(weights, self.num_layers)
         try:
+            if np.iscomplexobj(query_vector):
+                raise TypeError("complex")
             q = np.asarray(query_vector, dtype=np.float32)
         except (TypeError, ValueError):
-            raise ValueError("query_vector must be an array of numbers") from None
-        if q.shape not in ((self.num_layers, self.dim), (self.dim,)) or not np.all(np.isfinite(q)):
+            raise ValueError("query_vector must be an array of real numbers") from None
+        if q.shape not in ((self.num_layers, self.dim), (self.dim,)):
             raise ValueError(
-                f"query_vector must be finite, of shape ({self.num_layers}, {self.dim}) or ({self.dim},), got {q.shape}"
+                f"query_vector must be of shape ({self.num_layers}, {self.dim}) or ({self.dim},), got {q.shape}"
             )
+        if not np.all(np.isfinite(q)):
+            raise ValueError("query_vector holds NaN or infinite values")
+        if not np.any(q):
+            raise ValueError("query_vector is all zeros: a cosine needs a direction")
         mixed = ann.mix_rows(q[None], w)[0] if q.ndim == 2 else q / max(float(np.linalg.norm(q)), 1e-30)
+        self._unchanged()
         if exact:
             rows, scores = self._exact(mixed, w, k)
         else:

@@ -8,14 +8,13 @@ import json
 import sys
 from pathlib import Path
 
-from elmo_core.cli.common import named_model, positive
+from elmo_core.cli.common import Stopped, named_model, positive
 from elmo_core.cli.embed import DEFAULT_MAX_TOKENS, MAX_BATCH_SIZE, _ctrl_c_between_batches, _say
 
 
 def cmd_atlas_build(args) -> int:
-    from tqdm import tqdm
 
-    from elmo_core.atlas.build import build_atlas, check_output
+    from elmo_core.atlas.build import check_output
     from elmo_core.model.shards import Ranks
 
     ranks = Ranks.from_environment()
@@ -31,6 +30,22 @@ def cmd_atlas_build(args) -> int:
             device = f"cuda:{ranks.local_rank % torch.cuda.device_count()}"
     embedder = named_model(args.model, device)
     one = ranks.world == 1
+    try:
+        return _build(args, corpus, out, embedder, ranks, one)
+    except KeyboardInterrupt as exc:  # the parts folder stays: the same command resumes (not embed's message)
+        print(
+            f"interrupted: {out} was not written; the finished parts are kept beside it, and running the same "
+            "command again resumes from them",
+            file=sys.stderr,
+        )
+        return 143 if isinstance(exc, Stopped) else 130
+
+
+def _build(args, corpus, out, embedder, ranks, one) -> int:
+    from tqdm import tqdm
+
+    from elmo_core.atlas.build import build_atlas
+
     with (
         tqdm(unit="sent", disable=args.quiet or not one, desc="atlas") as bar,
         _ctrl_c_between_batches() as interrupted,

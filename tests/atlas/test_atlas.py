@@ -99,7 +99,12 @@ def test_nearest_finds_the_query_itself_and_the_index_agrees_with_exact_search(b
         ({"weights": [0, 0, 0]}, "weights must be"),
         ({"weights": [1, 1]}, "weights must be"),
         ({"query_vector": np.zeros((2, 256))}, "query_vector must be"),
-        ({"query_vector": np.full((3, 256), np.nan)}, "query_vector must be"),
+        ({"query_vector": np.full((3, 256), np.nan)}, "query_vector holds NaN"),
+        ({"query_vector": np.zeros((3, 256))}, "all zeros"),
+        ({"query_vector": np.zeros(256)}, "all zeros"),
+        ({"query_vector": np.ones((3, 256)) * (1 + 1j)}, "real numbers"),
+        ({"weights": [1e308, 1e308, 1e308]}, "weights must be"),
+        ({"weights": [1 + 1j, 1, 1]}, "weights must be"),
         ({"candidates": 3}, "candidates must be"),
     ],
 )
@@ -116,6 +121,17 @@ def test_a_missing_word_and_a_bad_sentence_id_are_value_errors(built):
         atlas.occurrences("the")
     with pytest.raises(ValueError, match="sentence ids"):
         atlas.sentence(atlas.num_sentences)
+
+
+def test_a_corpus_that_keeps_no_word_is_one_error_before_any_work(embedder, tmp_path):
+    from elmo_core.cli import main
+
+    for name, text in (("empty.txt", ""), ("punct.txt", "1 , 2 .\n3 ; 4 !\n" * 20)):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match="no word of .* occurs at least 5 times"):
+            build_atlas(tmp_path / name, tmp_path / "out", embedder, "default")
+        assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".elmo-parts*"))
+    assert main(["atlas", "build", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "out")]) == 2
 
 
 def test_missing_damaged_or_foreign_atlases_are_refused(built, tmp_path):
@@ -145,6 +161,26 @@ def test_missing_damaged_or_foreign_atlases_are_refused(built, tmp_path):
     with pytest.raises(ValueError, match="cannot be read"):
         atlas.nearest(atlas.occurrences("bank")[0][0], 5)
     assert atlas.nearest(atlas.occurrences("bank")[0][0], 5, exact=True).words[0] == "bank"
+
+
+def test_an_atlas_cut_short_while_open_is_a_value_error_not_a_crash(built, tmp_path):
+    """A file of an open atlas truncated in place (a disk that filled up, a careless copy) would make the next read
+    of its memory map kill the process (SIGBUS); every read checks the files' sizes first."""
+    copy = tmp_path / "open"
+    shutil.copytree(built[1], copy)
+    atlas = Atlas.open(copy)
+    vectors, sentences, _ = atlas.occurrences("bank")
+    assert atlas.sentence(int(sentences[0]))
+    with open(copy / VECTORS, "r+b") as f:
+        f.truncate(1000)
+    for read in (lambda: atlas.occurrences("bank"), lambda: atlas.nearest(vectors[0], 3, exact=True)):
+        with pytest.raises(ValueError, match="changed on disk since it was opened .*vectors.npy changed size"):
+            read()
+    (copy / VECTORS).write_bytes((built[1] / VECTORS).read_bytes())
+    assert atlas.count("bank") == len(vectors) and len(atlas.occurrences("bank")[0]) == len(vectors)
+    (copy / "sentences.txt").unlink()
+    with pytest.raises(ValueError, match="sentences.txt is gone"):
+        atlas.sentence(int(sentences[0]))
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from app.explore import corpus_view as cv
 from app.explore.text import kwic, plural
 from app.render.display import kwic_list
 from app.render.safe import md
+from app.serving.settings import for_visitor
 
 CHARS = 34  # characters of context either side in the panels' concordance lines
 NEAREST_K = 8
@@ -95,10 +96,14 @@ def nearest_panel(
     if query_layers is None or query_layers.shape != (atlas.num_layers, atlas.dim):
         st.info("Your sentences were embedded with a model of another shape than the atlas's: no search.")
         return
-    hits = atlas.nearest(query_layers, k=min(4 * NEAREST_K, atlas.num_occurrences), weights=s)
+    try:  # an atlas changed on disk since it was opened: say so, keep the page
+        hits = atlas.nearest(query_layers, k=min(4 * NEAREST_K, atlas.num_occurrences), weights=s)
+        found = [atlas.sentence(int(sent)) for sent in hits.sentences.tolist()]
+    except ValueError as err:
+        st.warning(md(for_visitor(str(err).replace(str(atlas.folder), f"“{atlas.folder.name}”"))))
+        return
     lines, values, words = [], [], []
-    for w, sent, pos, c in zip(hits.words, hits.sentences.tolist(), hits.positions.tolist(), hits.cosines.tolist()):
-        toks = atlas.sentence(int(sent))
+    for w, toks, pos, c in zip(hits.words, found, hits.positions.tolist(), hits.cosines.tolist()):
         if tuple(toks) == tuple(tokens):
             continue  # the query's own sentence: its other words share its context, and say little
         lines.append(kwic(toks, int(pos), CHARS, CHARS))
