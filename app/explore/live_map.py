@@ -28,7 +28,7 @@ import numpy as np
 
 from app.explore.blas import one_blas_thread
 
-GAMMA_REFERENCE = 1.0  # the fixed axes hold every point of every mix up to this γ (beyond it outer ones may leave)
+FLOOR = 0.05  # the frame's half extent is at least this share of the widest layer's (one spot stays one spot)
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,9 @@ class LiveMap:
 
     a: float64 (m, 2) each point's fixed part (the x_k part; a preview: one offset for all); c: float64 (L + 1,
     m, 2) each point's coordinates per layer; scales_with_gamma: γ multiplies the layers' part (the fixed-axes
-    map) or not (a preview of a map of cosines, which γ does not change); extent: (x_min, x_max, y_min, y_max)
-    the fixed axes' domain (None: the released map's own extent); axes: float64 (2D, 2) the two orthonormal axes
+    map) or not (a preview of a map of cosines, which γ does not change); reach: (centre (2,), fixed (2,), per
+    layer (L + 1, 2)) the frame of the fixed-axes map, see ``half_extent`` (None: the released map's own extent);
+    axes: float64 (2D, 2) the two orthonormal axes
     in the space of [x_k; ELMo_k] (the fixed-axes map; None for a preview). Rows follow the map's points: the
     occurrences, then the other words drawn in grey.
     """
@@ -46,8 +47,19 @@ class LiveMap:
     a: np.ndarray
     c: np.ndarray
     scales_with_gamma: bool
-    extent: tuple[float, float, float, float] | None = None
+    reach: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     axes: np.ndarray | None = None
+
+    def half_extent(self, s: np.ndarray) -> np.ndarray:
+        """(2,) the frame's half width and height for the weights ``s``, whatever γ: fixed + Σ_j s_j per_layer_j,
+        a bound on every point's distance from the centre at γ = 1 (each term the largest in its layer), at least
+        ``FLOOR`` x the widest layer's. The frame depends on s only, so γ visibly grows and shrinks the cloud, and
+        the page computes the same frame from the same numbers while a slider moves (``app.render.map_live``).
+        Raises: ValueError without a frame (a preview)."""
+        if self.reach is None:
+            raise ValueError("a preview has no frame of its own")
+        _, fixed, per_layer = self.reach
+        return np.maximum(fixed + np.asarray(s, dtype=np.float64) @ per_layer, FLOOR * per_layer.max(axis=0))
 
     def coords(self, s: np.ndarray, gamma: float) -> np.ndarray:
         """float64 (m, 2): the points of the mix with weights ``s`` (L + 1,) summing to 1 and scale ``gamma``."""
@@ -104,18 +116,17 @@ def fixed_axes(layers: np.ndarray, fit_rows: int) -> LiveMap:
     c = np.einsum("jmd,de->jme", h - mean_h, q)
     signs = _signs(np.tile(a[:fit_rows], (num_layers, 1)) + c[:, :fit_rows].reshape(-1, 2))
     a, c = a * signs, c * signs
-    return LiveMap(a, c, True, _extent(a, c, GAMMA_REFERENCE), basis * signs)
+    return LiveMap(a, c, True, _reach(a, c), basis * signs)
 
 
-def _extent(a: np.ndarray, c: np.ndarray, gamma: float) -> tuple[float, float, float, float]:
-    """The box around every point of every mix with γ <= ``gamma``: a point is linear in s on the simplex, so its
-    extremes are at the corners (one layer alone), and at γ = 0 (a)."""
-    pts = np.concatenate([a[None], a[None] + gamma * c]).reshape(-1, 2)
-    pts = pts[np.isfinite(pts).all(axis=1)]
-    if not len(pts):
-        return (-1.0, 1.0, -1.0, 1.0)
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    return (float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1]))
+def _reach(a: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The frame's centre (the fixed parts' middle), the fixed parts' largest distance from it and each layer's
+    largest coordinate, per axis (every point |a_k + Σ s_j c_kj - centre| <= fixed + Σ s_j per_layer_j)."""
+    ok = np.isfinite(a).all(axis=1) & np.isfinite(c).all(axis=(0, 2))
+    a, c = (a[ok], c[:, ok]) if ok.any() else (np.zeros((1, 2)), np.zeros((c.shape[0], 1, 2)))
+    centre = (a.max(axis=0) + a.min(axis=0)) / 2
+    per_layer = np.maximum(np.abs(c).max(axis=1), 1e-12)
+    return centre, np.abs(a - centre).max(axis=0), per_layer
 
 
 @one_blas_thread()
@@ -139,4 +150,30 @@ def preview(layers: np.ndarray, fit_rows: int, s: np.ndarray, exact: np.ndarray)
     linear, offset = transform[:2], transform[2]
     c = np.einsum("jme,ef->jmf", c, linear)
     a = np.broadcast_to(offset, (h.shape[1], 2)).copy()
-    return LiveMap(a, c, False, None)
+    # A least-squares fit onto a map that is not linear can carry points far out of the released map's frame while
+    # a slider moves (half the points of "bank" left a UMAP frame): the displacements are shrunk, if need be, so
+    # that every mix keeps every point within PREVIEW_ROOM x the released map's half extent around its centre.
+    s = np.asarray(s, dtype=np.float64)
+    at_release = np.tensordot(s, c, axes=1)
+    shrink = _room(np.asarray(exact, dtype=np.float64), c - at_release[None])
+    a += (1.0 - shrink) * at_release
+    return LiveMap(a, shrink * c, False, None)
+
+
+PREVIEW_ROOM = 1.25
+
+
+def _room(exact: np.ndarray, moves: np.ndarray) -> float:
+    """The largest f <= 1 such that ``exact`` (m, 2) + f x each corner's displacement ``moves`` (L + 1, m, 2)
+    stays inside the box of ``PREVIEW_ROOM`` times the released points' half extent around their centre (the mix
+    is linear in s, so its points lie between the corners': the box holds every mix)."""
+    finite = np.isfinite(exact).all(axis=1)
+    if not finite.any():
+        return 1.0
+    lo, hi = exact[finite].min(axis=0), exact[finite].max(axis=0)
+    centre, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, 1e-12)
+    lo, hi = centre - PREVIEW_ROOM * half, centre + PREVIEW_ROOM * half
+    with np.errstate(divide="ignore", invalid="ignore"):
+        limit = np.where(moves > 0, (hi - exact) / moves, np.where(moves < 0, (lo - exact) / moves, np.inf))
+    limit = limit[:, finite]
+    return float(np.clip(np.min(limit, initial=1.0), 0.0, 1.0))

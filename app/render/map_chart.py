@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from app.explore.frame import METHOD_NAMES
 from app.explore.inputs import Line, Occurrence
-from app.explore.live_map import LiveMap
+from app.explore.live_map import FLOOR, LiveMap
 from app.render import map_live
 from app.render.figures import MAX_LEGEND_SENTENCES
 from app.render.map_spec import OCCURRENCE, OTHER, QUERY, domains, skeleton, square_scales, title_text
@@ -224,9 +224,10 @@ def contexts_chart(
             *map_live.live_params(weights, released[1], bind, live.scales_with_gamma, what),
         ]
         spec["transform"] = [*map_live.position_transforms(e / e.sum(), live.scales_with_gamma), *spec["transform"]]
-    if live is not None and live.extent is not None:  # fixed axes: the same domain for every mix
-        x0, x1, y0, y1 = live.extent
-        xscale, yscale = square_scales((x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2 or 1.0, (y1 - y0) / 2 or 1.0)
+    if live is not None and live.reach is not None:  # fixed axes: a frame of the weights alone, never of γ
+        centre = live.reach[0]
+        rx, ry = map_live.live_half_extent(live.reach, FLOOR, live.c.shape[0])
+        xscale, yscale = square_scales(float(centre[0]), float(centre[1]), rx, ry)
     else:
         xscale, yscale = square_scales(*domains(coords, context_coords if has_context else None))
     spec["encoding"] = {

@@ -88,3 +88,13 @@ def position_transforms(released_s: Sequence[float], scales_with_gamma: bool) ->
 def released_position() -> list[dict]:
     """The drawn position of a map without live part: the released one."""
     return [{"calculate": "datum.x", "as": DRAWN_X}, {"calculate": "datum.y", "as": DRAWN_Y}]
+
+
+def live_half_extent(reach, floor: float, num_layers: int) -> tuple[str, str]:
+    """Vega expressions of the fixed-axes map's half width and height for the live s (``LiveMap.half_extent``)."""
+    _, fixed, per_layer = reach
+    out = []
+    for axis in (0, 1):
+        mix = " + ".join(f"live_s{j} * {float(per_layer[j, axis])!r}" for j in range(num_layers))
+        out.append(f"max({float(fixed[axis])!r} + {mix}, {float(floor * per_layer[:, axis].max())!r})")
+    return out[0], out[1]

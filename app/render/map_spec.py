@@ -48,13 +48,15 @@ def domains(coords: np.ndarray, context_coords: np.ndarray | None) -> tuple[floa
     return cx, cy, rx, ry
 
 
-def square_scales(cx: float, cy: float, rx: float, ry: float) -> tuple[dict, dict]:
+def square_scales(cx: float, cy: float, rx: float | str, ry: float | str) -> tuple[dict, dict]:
     """x and y scales with one unit per pixel on both axes, whatever width the page gives the chart (the plotly
     map's ``scaleanchor``): the domains are Vega expressions of the chart's width and height signals around the
-    points' centre, every point ``MAP_PAD_PX`` inside the plot's edge."""
+    points' centre, every point ``MAP_PAD_PX`` inside the plot's edge. ``rx``, ``ry``: the half extents, numbers
+    or Vega expressions (the live map's frame follows the weights while a slider moves)."""
     pad = MAP_PAD_PX
+    rx, ry = (f"({v})" if isinstance(v, str) else repr(float(v)) for v in (rx, ry))
     # data units per pixel: every point at least ``pad`` px inside the plot (the query's ring reaches 14 px out)
-    u = f"max({rx!r} / max(width / 2 - {pad}, 1), {ry!r} / max(height / 2 - {pad}, 1))"
+    u = f"max({rx} / max(width / 2 - {pad}, 1), {ry} / max(height / 2 - {pad}, 1))"
     x = {
         "domainMin": {"expr": f"{cx!r} - {u} * width / 2"},
         "domainMax": {"expr": f"{cx!r} + {u} * width / 2"},

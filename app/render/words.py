@@ -133,8 +133,8 @@ def map_caption(frame: Frame) -> str:
     if frame.projection.method == "live":
         return (
             f"Fixed axes: each point is what a task model receives, [x_k; γ·ELMo_k] (x_k: the word's context-free "
-            f"layer-0 vector), for {what}, on two axes fitted once to all layers, which never rescale: at γ near 0 "
-            "each spelling sits on one spot, a larger γ lets the context spread the points. Dragging a weight or γ "
+            f"layer-0 vector), for {what}, on two axes fitted once to all layers, framed by the weights alone: at γ "
+            "near 0 each spelling sits on one spot, a larger γ lets the context spread the points. Dragging a weight or γ "
             "moves the map in your browser; letting go updates the neighbours and the link. Click a point to make "
             f"it the neighbours query (ring). Mix + map: {frame.map_ms:.0f} ms."
         )

@@ -182,8 +182,12 @@ def layers_side_by_side(frame: Frame, occurrences, table, color_by: str, setting
         width="stretch",
         config=exports.png_config(exports.file_stem(frame.word, settings.controls.model, "layers")),
     )
-    st.caption(
-        f"Each panel is a {method} of one layer's vectors of the {len(occurrences)} occurrences, rotated, "
-        "reflected and scaled onto the mix's map (Procrustes), so the same place means the same in every "
-        "panel. Layer 0 sees only the word's spelling; layers 1 and 2 see the sentence."
+    how = (
+        f"Each panel draws one layer's vectors of the {len(occurrences)} occurrences on the mix's fixed axes (the "
+        "mix with that layer's weight alone, at the same γ), nothing refitted, so the same place means the same in "
+        "every panel; the panels follow the sliders when you let go."
+        if maps.method == "live"
+        else f"Each panel is a {method} of one layer's vectors of the {len(occurrences)} occurrences, rotated, "
+        "reflected and scaled onto the mix's map (Procrustes), so the same place means the same in every panel."
     )
+    st.caption(how + " Layer 0 sees only the word's spelling; layers 1 and 2 see the sentence.")

@@ -39,23 +39,20 @@ def test_gamma_zero_puts_a_spelling_on_one_spot_and_gamma_scales_the_context(ban
     assert np.ptp(two, axis=0).max() > 1.9 * np.ptp(one, axis=0).max()
 
 
-def test_the_fixed_extent_holds_every_mix_up_to_the_reference_gamma(bank):
+def test_the_frame_holds_every_point_of_the_mix_at_gamma_one_and_ignores_gamma(bank):
     table, occ = bank
     rows = table.rows(occ)
     live = live_map.fixed_axes(table.layers(False)[:, rows], len(rows))
-    x0, x1, y0, y1 = live.extent
+    centre = live.reach[0]
     rng = np.random.default_rng(0)
     for _ in range(50):
-        pts = live.coords(mixing.softmax(rng.uniform(-5, 5, 3)), rng.uniform(0, live_map.GAMMA_REFERENCE))
-        assert (pts[:, 0] >= x0 - 1e-9).all() and (pts[:, 0] <= x1 + 1e-9).all()
-        assert (pts[:, 1] >= y0 - 1e-9).all() and (pts[:, 1] <= y1 + 1e-9).all()
-    corner = live.coords(np.array([0.0, 0.0, 1.0]), live_map.GAMMA_REFERENCE)  # the top layer alone touches it
-    assert (
-        np.isclose(corner[:, 0].max(), x1)
-        or np.isclose(corner[:, 0].min(), x0)
-        or np.isclose(corner[:, 1].max(), y1)
-        or np.isclose(corner[:, 1].min(), y0)
-    )
+        s = mixing.softmax(rng.uniform(-5, 5, 3))
+        half = live.half_extent(s)
+        assert (np.abs(live.coords(s, 1.0) - centre) <= half + 1e-9).all()
+        assert (np.abs(live.coords(s, rng.uniform(0, 1)) - centre) <= half + 1e-9).all()  # a smaller γ: inside
+    equal = mixing.softmax([0.0, 0.0, 0.0])
+    spread = np.abs(live.coords(equal, 1.0) - centre).max(axis=0)
+    assert (spread >= 0.5 * live.half_extent(equal)).any()  # the default mix fills its frame, not a corner of it
 
 
 def test_the_axes_are_a_function_of_the_data_alone(bank):
@@ -104,3 +101,17 @@ def test_the_frame_draws_the_fixed_axes_by_default_and_keeps_them_while_sliders_
     )
     assert umap_like.live is not None and not umap_like.live.scales_with_gamma
     np.testing.assert_allclose(umap_like.live.c.shape, (3, len(occ), 2))
+
+
+def test_a_preview_keeps_every_point_of_every_mix_near_the_released_frame(bank):
+    table, occ = bank
+    rows = table.rows(occ)
+    layers = table.layers(False)[:, rows]
+    s = mixing.softmax([0.0, 0.0, 0.0])
+    exact = np.random.default_rng(3).normal(size=(len(rows), 2)) * 0.01  # a tight UMAP: the raw fit would fly off
+    found = live_map.preview(layers, len(rows), s, exact)
+    np.testing.assert_allclose(found.coords(s, 1.0), live_map.preview(layers, len(rows), s, exact).coords(s, 1.0))
+    centre, half = (exact.max(0) + exact.min(0)) / 2, (exact.max(0) - exact.min(0)) / 2
+    moved = [exact + found.coords(np.eye(3)[j], 1.0) - found.coords(s, 1.0) for j in range(3)]
+    reach = max(float(np.max(np.abs(m - centre) / half)) for m in moved)
+    assert reach <= live_map.PREVIEW_ROOM + 1e-9 and reach > 1.0  # it moves, and stays within the room
