@@ -25,12 +25,14 @@ from app.serving import caches, corpus_mode, models
 from app.session import keys, widgets
 from app.views import live_bridge
 from app.views.corpus_parts.panels import groups_panel, nearest_panel
+from app.views.corpus_parts.state import keep as _keep
+from app.views.corpus_parts.state import preset as _preset
+from app.views.corpus_parts.state import restore as _restore
 
 ss = st.session_state
 REFERENCE = "reference"
 MAX_TYPED_LINES = 50
 MAX_WORD_CHARS = 48
-KEPT = "_corpus_kept"  # the page's widget values, put back when the page is opened again
 LEAD = (
     "Every use of one word in a whole corpus, on the explorer's live map: move the layer weights and watch the "
     "uses regroup; the groups below are found by clustering the current mix, each with its most telling context "
@@ -38,33 +40,6 @@ LEAD = (
 )
 
 
-def _restore(num_layers: int | None) -> None:
-    """Put back the page's widget values that Streamlit dropped while another page was open (``None``: the typed
-    sentences only, before the layers are known), and fill the sliders' first values."""
-    kept = ss.get(KEPT) or {}
-    names = [keys.CORPUS_TYPED] if num_layers is None else [keys.corpus_weight_key(j) for j in range(num_layers)]
-    for name in names + ([keys.CORPUS_GAMMA, keys.CORPUS_GROUPS] if num_layers is not None else []):
-        if name not in ss and name in kept:
-            ss[name] = kept[name]
-    if num_layers is None:
-        return
-    for j in range(num_layers):
-        ss.setdefault(keys.corpus_weight_key(j), 0.0)
-    ss.setdefault(keys.CORPUS_GAMMA, 1.0)
-
-
-def _keep(num_layers: int) -> None:
-    names = [keys.corpus_weight_key(j) for j in range(num_layers)]
-    names += [keys.CORPUS_GAMMA, keys.CORPUS_TYPED, keys.CORPUS_GROUPS]
-    ss[KEPT] = {name: ss[name] for name in names if name in ss}
-
-
-def _preset(name: str, num_layers: int) -> None:
-    for j, w in enumerate(mixing.preset_weights(name, num_layers)):
-        ss[keys.corpus_weight_key(j)] = w
-
-
-# ---- the source and the word ---------------------------------------------------------------------------------
 def source_picker() -> str:
     atlases = list(corpus_mode.atlas_folders())
     options = [f"atlas:{a}" for a in atlases] + [REFERENCE]
@@ -115,6 +90,21 @@ def word_picker(source: str) -> str | None:
         st.warning(f"“{md(word[:60])}” is not one word: type a single word (at most {MAX_WORD_CHARS} characters).")
         return None
     return word
+
+
+LAST_SHOWN = keys.private("corpus_last_shown")  # (source, word) of the last map drawn
+
+
+def previous_word(model, source: str) -> cv.CorpusWord | None:
+    """The last word this page drew from ``source`` (kept per model and word, so no work again), said as such;
+    None when there is none."""
+    last = ss.get(LAST_SHOWN)
+    if not last or last[0] != source:
+        return None
+    found = load_word(model, source, last[1])
+    if found is not None:
+        st.caption(f"The map still shows “{md(last[1])}”.")
+    return found
 
 
 def load_word(model, source: str, word: str) -> cv.CorpusWord | None:
@@ -367,19 +357,21 @@ def main() -> None:
             return
     with top[1]:
         word = word_picker(source)
-    if word is None:
-        return
-    found = load_word(model, source, word)
-    if found is None:
-        return
+    found = load_word(model, source, word) if word is not None else None
+    if found is not None and found.n < 2:
+        st.warning(f"“{md(word)}” occurs once: a map needs at least two occurrences.")
+        found = None
+    if found is None:  # the message is up; the map of the last word shown stays (the previous state kept)
+        found = previous_word(model, source)
+        if found is None:
+            return
+    else:
+        ss[LAST_SHOWN] = (source, word)
     with top[2]:
         st.caption(
             f"{plural(found.n, 'occurrence')} of “{md(found.word)}” in {md(found.source)}"
             + _sampled_words(found, source)
         )
-    if found.n < 2:
-        st.warning(f"“{md(word)}” occurs once: a map needs at least two occurrences.")
-        return
     typed = typed_section(model, found, source)
     atlas = corpus_mode.open_atlas(source[6:])[0] if source != REFERENCE else None
     _restore(found.layers.shape[0])

@@ -117,6 +117,8 @@ def test_hostile_words_are_clear_messages(reference):
     _type_word(at, "zzqxqz")
     no_errors(at)
     assert "“zzqxqz” does not occur in the reference corpus (60,000 sentences)." in text(at)
+    assert sum(series(at).values()) == 311  # the previous state kept: bank's map stays, and the page says so
+    assert "The map still shows “bank”." in text(at)
     _type_word(at, "x" * 200)
     no_errors(at)
     assert "is not one word" in text(at)
