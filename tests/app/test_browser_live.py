@@ -106,7 +106,8 @@ def test_a_drag_moves_the_map_in_the_browser_and_tells_the_server_once(logging_b
     sent_during = _frames_sent(d)
     assert sent_during == 0, f"{sent_during} websocket frames sent while the mouse was held down"
     assert values[-1] > 0 and values == sorted(values), values
-    assert seen[0] != released and seen[-1] != seen[0], "the map did not move during the drag"
+    # the first step may not cross a slider step on a busy machine; by the last the marks must have moved
+    assert seen[-1] != released and len({str(s) for s in seen}) > 1, "the map did not move during the drag"
     assert "w=" not in d.current_url  # the server has not heard of the drag
 
     ActionChains(d).release().perform()
